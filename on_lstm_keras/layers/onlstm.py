@@ -606,16 +606,33 @@ class ONLSTM(RNN):
         # The input transformation of every step at once, outside the loop.
         z_x = cell.input_projection(sequences, training=training)
         recurrent_kernel = cell.effective_recurrent_kernel(training)
+        units = cell.units
 
-        with_distances = self.return_distances
+        if self.return_distances:
+            # The distances ride along with `h` in the first state, so that a
+            # masked step carries them over exactly as it carries `h` over
+            # (every backend treats the first state as the previous output).
+            def step(z_t, states):
+                h_and_distances, c_tm1 = states
+                h, (_, c), distances = cell.recurrent_step(
+                    z_t,
+                    [h_and_distances[:, :units], c_tm1],
+                    recurrent_kernel,
+                    training=training,
+                )
+                out = ops.concatenate([h, ops.cast(distances, h.dtype)], -1)
+                return out, [out, c]
 
-        def step(z_t, states):
-            h, new_states, distances = cell.recurrent_step(
-                z_t, states, recurrent_kernel, training=training
-            )
-            if with_distances:
-                h = ops.concatenate([h, ops.cast(distances, h.dtype)], -1)
-            return h, new_states
+            h0, c0 = initial_state
+            no_distances = ops.zeros((ops.shape(h0)[0], 2), dtype=h0.dtype)
+            initial_state = [ops.concatenate([h0, no_distances], -1), c0]
+        else:
+
+            def step(z_t, states):
+                h, new_states, _ = cell.recurrent_step(
+                    z_t, states, recurrent_kernel, training=training
+                )
+                return h, new_states
 
         last_output, outputs, states = backend_rnn(
             step,
@@ -626,10 +643,9 @@ class ONLSTM(RNN):
             unroll=self.unroll,
             input_length=sequences.shape[1],
             zero_output_for_mask=self.zero_output_for_mask,
-            return_all_outputs=self.return_sequences or with_distances,
+            return_all_outputs=self.return_sequences or self.return_distances,
         )
-        if with_distances:
-            units = cell.units
+        if self.return_distances:
             distances = outputs[..., units:]
             if mask is not None:
                 step_mask = ops.cast(mask, distances.dtype)
@@ -640,6 +656,7 @@ class ONLSTM(RNN):
             self._step_distances = distances
             outputs = outputs[..., :units]
             last_output = last_output[..., :units]
+            states = [states[0][..., :units], states[1]]
         return last_output, outputs, states
 
     def call(self, sequences, initial_state=None, mask=None, training=False):

@@ -1,0 +1,65 @@
+"""Unsupervised constituency parsing from ON-LSTM split distances.
+
+Pure Python + numpy + nltk (no Keras): build binary trees from per-word
+distances (`distances_to_tree`), convert trees between formats, score them
+against gold trees with unlabelled span F1, make baseline trees, and load
+gold trees from the Penn and Sinica treebanks.
+
+Trees are nested lists of words; a single word is the word itself.
+"""
+
+from on_lstm_keras.parsing.baselines import BASELINES
+from on_lstm_keras.parsing.baselines import balanced
+from on_lstm_keras.parsing.baselines import baseline_tree
+from on_lstm_keras.parsing.baselines import left_branching
+from on_lstm_keras.parsing.baselines import random_tree
+from on_lstm_keras.parsing.baselines import right_branching
+from on_lstm_keras.parsing.metrics import PRF
+from on_lstm_keras.parsing.metrics import corpus_prf
+from on_lstm_keras.parsing.metrics import evaluate
+from on_lstm_keras.parsing.metrics import sentence_prf
+from on_lstm_keras.parsing.metrics import spans
+from on_lstm_keras.parsing.treebanks import PTB_WORD_TAGS
+from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
+from on_lstm_keras.parsing.treebanks import GoldSentence
+from on_lstm_keras.parsing.treebanks import load_ptb
+from on_lstm_keras.parsing.treebanks import load_sinica
+from on_lstm_keras.parsing.treebanks import ptb_word_preprocess
+from on_lstm_keras.parsing.trees import SPLITS
+from on_lstm_keras.parsing.trees import ascii_tree
+from on_lstm_keras.parsing.trees import distances_to_tree
+from on_lstm_keras.parsing.trees import from_brackets
+from on_lstm_keras.parsing.trees import from_nltk
+from on_lstm_keras.parsing.trees import leaves
+from on_lstm_keras.parsing.trees import to_brackets
+from on_lstm_keras.parsing.trees import to_json
+from on_lstm_keras.parsing.trees import to_nltk
+
+__all__ = [
+    "BASELINES",
+    "PRF",
+    "PTB_WORD_TAGS",
+    "SPLITS",
+    "CorpusNotFoundError",
+    "GoldSentence",
+    "ascii_tree",
+    "balanced",
+    "baseline_tree",
+    "corpus_prf",
+    "distances_to_tree",
+    "evaluate",
+    "from_brackets",
+    "from_nltk",
+    "leaves",
+    "left_branching",
+    "load_ptb",
+    "load_sinica",
+    "ptb_word_preprocess",
+    "random_tree",
+    "right_branching",
+    "sentence_prf",
+    "spans",
+    "to_brackets",
+    "to_json",
+    "to_nltk",
+]

@@ -1,0 +1,283 @@
+"""Gold trees from the Penn Treebank (WSJ) and the Sinica Treebank, via NLTK.
+
+The files are read with NLTK's own corpus readers
+(`BracketParseCorpusReader` for the PTB, `SinicaTreebankCorpusReader` for
+Sinica), then reduced to unlabelled nested-list trees (see
+`on_lstm_keras.parsing.trees`) the way the ON-LSTM paper prepares them.
+
+Data location: `nltk_data=None` searches NLTK's data path (`nltk.data.path`,
+which includes the `NLTK_DATA` environment variable); a directory passed
+as `nltk_data` is searched alone. That directory must have NLTK's layout
+(`corpora/treebank/combined/*.mrg`, `corpora/sinica_treebank/parsed`). Recent
+NLTK versions refuse to read corpora outside `nltk.data.path`; a directory
+passed as `nltk_data` is treated as authorised by the caller and is added to
+`nltk.data.path` for the duration of the call only (not thread-safe with
+code that edits `nltk.data.path` at the same time).
+"""
+
+import contextlib
+import os
+import re
+from typing import Any
+from typing import NamedTuple
+
+import nltk
+from nltk.corpus.reader import BracketParseCorpusReader
+from nltk.corpus.reader import SinicaTreebankCorpusReader
+
+from on_lstm_keras._validation import positive_int
+from on_lstm_keras.parsing.trees import leaves
+
+# Preterminal tags whose words the ON-LSTM / PRPN code keeps (`word_tags` in
+# the official data_ptb.py). Punctuation, currency symbols ($, #), brackets
+# (-LRB-, -RRB-), quotes and traces (-NONE-) are all left out.
+PTB_WORD_TAGS = frozenset(
+    "CC CD DT EX FW IN JJ JJR JJS LS MD NN NNS NNP NNPS PDT POS PRP PRP$ RB "
+    "RBR RBS RP SYM TO UH VB VBD VBG VBN VBP VBZ WDT WP WP$ WRB".split()
+)
+
+_DIGITS = re.compile("[0-9]+")
+
+
+class GoldSentence(NamedTuple):
+    """A preprocessed treebank sentence.
+
+    Attributes:
+        words: The kept words, in order (equal to `leaves(tree)`).
+        tree: The unlabelled gold tree: nested lists of words, every list
+            with two or more children; a one-word sentence is the word.
+    """
+
+    words: list
+    tree: Any
+
+
+class CorpusNotFoundError(LookupError, FileNotFoundError):
+    """A treebank is not where it was looked for.
+
+    It is both a `LookupError` (what `nltk.data.find` raises) and a
+    `FileNotFoundError`.
+    """
+
+
+def ptb_word_preprocess(word):
+    """The ON-LSTM normalisation of a PTB word: lower case, digit runs -> N.
+
+    Use it on a language model's vocabulary so that it matches the words
+    of `load_ptb`.
+
+    Args:
+        word: A word (str).
+
+    Returns:
+        `re.sub("[0-9]+", "N", word.lower())`.
+
+    Example:
+
+    >>> ptb_word_preprocess("Nov.")
+    'nov.'
+    >>> ptb_word_preprocess("$1,234.50")
+    '$N,N.N'
+    """
+    if not isinstance(word, str):
+        raise ValueError(f"Argument `word` must be a string, received: word={word!r}")
+    return _DIGITS.sub("N", word.lower())
+
+
+@contextlib.contextmanager
+def _locate(resources, nltk_data, download):
+    """Yields the first of `resources` found, with its data dir authorised."""
+    if nltk_data is None:
+        paths = list(nltk.data.path)
+        added = None
+    else:
+        if not isinstance(nltk_data, (str, os.PathLike)):
+            raise ValueError(
+                "Argument `nltk_data` must be a directory path or None, "
+                f"received: nltk_data={nltk_data!r}"
+            )
+        added = os.path.abspath(os.fspath(nltk_data))
+        paths = [added]
+        nltk.data.path.append(added)
+    try:
+        for resource in resources:
+            try:
+                found = nltk.data.find(resource, paths=paths)
+            except LookupError:
+                continue
+            yield found
+            return
+        hint = f"python -m nltk.downloader {download}"
+        if nltk_data is not None:
+            hint += f" -d {added}"
+        raise CorpusNotFoundError(
+            f"Could not find {' or '.join(resources)} in "
+            f"{'nltk_data=' + repr(added) if added else 'the NLTK data path'} "
+            f"(searched: {', '.join(str(p) for p in paths) or 'nothing'}). "
+            f"Get it with: {hint}"
+        )
+    finally:
+        if added is not None:
+            # Remove the entry appended above (the last equal one).
+            for k in range(len(nltk.data.path) - 1, -1, -1):
+                if nltk.data.path[k] == added:
+                    del nltk.data.path[k]
+                    break
+
+
+def _max_length_arg(max_length):
+    if max_length is None:
+        return None
+    return positive_int("max_length", max_length)
+
+
+def _reduce(tree, keep_leaf):
+    """Nested lists of the kept words of an nltk.Tree, unary chains collapsed.
+
+    `keep_leaf(tag, word)` returns the word to keep, or None to drop it.
+    Returns None when nothing is kept.
+    """
+    if isinstance(tree, str):
+        return None  # a bare word outside a preterminal has no tag
+    if len(tree) == 1 and isinstance(tree[0], str):
+        return keep_leaf(tree.label(), tree[0])
+    children = [c for c in (_reduce(child, keep_leaf) for child in tree) if c is not None]
+    if not children:
+        return None
+    return children[0] if len(children) == 1 else children
+
+
+def _gold_sentences(nltk_trees, keep_leaf, max_length):
+    out = []
+    for t in nltk_trees:
+        tree = _reduce(t, keep_leaf)
+        if tree is None:
+            continue
+        words = leaves(tree)
+        if max_length is None or len(words) <= max_length:
+            out.append(GoldSentence(words, tree))
+    return out
+
+
+def _ptb_leaf(tag, word):
+    return ptb_word_preprocess(word) if tag in PTB_WORD_TAGS else None
+
+
+def load_ptb(nltk_data=None, max_length=None, fileids=None):
+    """Loads the WSJ Penn Treebank with the ON-LSTM paper's preprocessing.
+
+    Reads `corpora/treebank/combined/*.mrg` (NLTK's 10% WSJ sample, or any
+    `.mrg` files in that layout) with `BracketParseCorpusReader`, then, as
+    the official ON-LSTM `data_ptb.py`:
+
+    - keeps only the words whose tag is in `PTB_WORD_TAGS` (so punctuation,
+      `-NONE-` traces and the constituents left empty disappear);
+    - normalises them with `ptb_word_preprocess` (lower case, digits -> N);
+    - collapses unary chains (a constituent with one child becomes it).
+
+    Sentences left with no word are dropped (the NLTK sample has none).
+
+    Args:
+        nltk_data: NLTK data directory, or None for NLTK's data path.
+        max_length: If given, keep only sentences of at most this many
+            words after preprocessing (`10` gives the WSJ10 subset).
+        fileids: None for all files, or a file id / list of file ids such
+            as `"wsj_0001.mrg"`.
+
+    Returns:
+        List of `GoldSentence(words, tree)`, in corpus order.
+
+    Raises:
+        CorpusNotFoundError: if the treebank is not found.
+        ValueError: for a bad `max_length` or an unknown file id.
+
+    Example:
+
+    >>> sents = load_ptb(fileids="wsj_0001.mrg")  # doctest: +SKIP
+    >>> sents[0].words[:4]  # doctest: +SKIP
+    ['pierre', 'vinken', 'N', 'years']
+    """
+    max_length = _max_length_arg(max_length)
+    resources = ("corpora/treebank/combined", "corpora/treebank")
+    with _locate(resources, nltk_data, "treebank") as root:
+        reader = BracketParseCorpusReader(root, r".*\.mrg")
+        available = reader.fileids()
+        if not available:
+            raise CorpusNotFoundError(
+                f"No .mrg file found in {root}. Get the sample with: "
+                "python -m nltk.downloader treebank"
+            )
+        if fileids is None:
+            fileids = available
+        else:
+            if isinstance(fileids, str):
+                fileids = [fileids]
+            fileids = list(fileids)
+            unknown = [f for f in fileids if f not in available]
+            if unknown or not fileids:
+                raise ValueError(
+                    "Argument `fileids` must name files of the treebank "
+                    f"(e.g. {available[0]!r}), received: fileids={fileids!r}"
+                )
+        return _gold_sentences(reader.parsed_sents(fileids), _ptb_leaf, max_length)
+
+
+def _t2s_converter():
+    try:
+        import opencc
+    except ImportError as e:
+        raise ImportError(
+            "load_sinica(to_simplified=True) needs the `opencc` package to "
+            "convert traditional to simplified characters: pip install opencc"
+        ) from e
+    return opencc.OpenCC("t2s").convert
+
+
+def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
+    """Loads the Sinica Treebank sample (traditional Chinese) as gold trees.
+
+    Reads `corpora/sinica_treebank/parsed` with NLTK's
+    `SinicaTreebankCorpusReader`. The words are the treebank's own
+    segmentation (the tree leaves). What the reader gives, and what is done:
+
+    - The sentence-final punctuation (`#，(COMMACATEGORY)` etc.) is cut off
+      by the reader itself; any leaf whose tag still ends in `CATEGORY` is
+      dropped too (none in the NLTK sample).
+    - The enumeration comma `、` is tagged `Caa` (a coordinating
+      conjunction) and heads coordinations in the annotation, so it is kept
+      as a word.
+    - Labels are phrase categories (`S`, `NP`, `VP`, `GP`, `N‧的`, ...) and
+      tags may carry features (`VC2[+NEG]`); labels are dropped anyway.
+    - Unary chains are collapsed. There are no empty elements.
+
+    Args:
+        nltk_data: NLTK data directory, or None for NLTK's data path.
+        max_length: If given, keep only sentences of at most this many words.
+        to_simplified: Convert each word from traditional to simplified
+            characters with OpenCC (`opencc.OpenCC("t2s")`; needs
+            `pip install opencc`). The segmentation is kept.
+
+    Returns:
+        List of `GoldSentence(words, tree)`, in corpus order.
+
+    Raises:
+        CorpusNotFoundError: if the treebank is not found.
+        ImportError: if `to_simplified=True` and opencc is not installed.
+
+    Example:
+
+    >>> sents = load_sinica(max_length=3)  # doctest: +SKIP
+    >>> sents[0].words  # doctest: +SKIP
+    ['一']
+    """
+    max_length = _max_length_arg(max_length)
+    convert = _t2s_converter() if to_simplified else (lambda w: w)
+
+    def keep_leaf(tag, word):
+        if tag.endswith("CATEGORY"):
+            return None
+        return convert(word)
+
+    with _locate(("corpora/sinica_treebank",), nltk_data, "sinica_treebank") as root:
+        reader = SinicaTreebankCorpusReader(root, "parsed", encoding="utf-8")
+        return _gold_sentences(reader.parsed_sents(), keep_leaf, max_length)
