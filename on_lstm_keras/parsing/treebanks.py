@@ -193,9 +193,13 @@ def load_ptb(nltk_data=None, max_length=None, fileids=None):
 
     Example:
 
-    >>> sents = load_ptb(fileids="wsj_0001.mrg")  # doctest: +SKIP
-    >>> sents[0].words[:4]  # doctest: +SKIP
-    ['pierre', 'vinken', 'N', 'years']
+    >>> import pathlib, tempfile
+    >>> data = pathlib.Path(tempfile.mkdtemp())
+    >>> mrg = data / "corpora" / "treebank" / "combined" / "wsj_0001.mrg"
+    >>> mrg.parent.mkdir(parents=True)
+    >>> _ = mrg.write_text("( (S (NP (NNP Pierre) (CD 61)) (VP (VBD left)) (. .)) )")
+    >>> load_ptb(nltk_data=data)
+    [GoldSentence(words=['pierre', 'N', 'left'], tree=[['pierre', 'N'], 'left'])]
     """
     max_length = _max_length_arg(max_length)
     resources = ("corpora/treebank/combined", "corpora/treebank")
@@ -266,9 +270,15 @@ def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
 
     Example:
 
-    >>> sents = load_sinica(max_length=3)  # doctest: +SKIP
-    >>> sents[0].words  # doctest: +SKIP
-    ['一']
+    >>> import pathlib, tempfile
+    >>> data = pathlib.Path(tempfile.mkdtemp())
+    >>> parsed = data / "corpora" / "sinica_treebank" / "parsed"
+    >>> parsed.parent.mkdir(parents=True)
+    >>> _ = parsed.write_text(
+    ...     "#1:1.[0] S(agent:NP(Head:Nhaa:我)|Head:VC2:打開|goal:NP("
+    ...     "property:Nab:鐵|Head:Nab:門))#，(COMMACATEGORY)", encoding="utf-8")
+    >>> load_sinica(nltk_data=data, to_simplified=True)
+    [GoldSentence(words=['我', '打开', '铁', '门'], tree=['我', '打开', ['铁', '门']])]
     """
     max_length = _max_length_arg(max_length)
     convert = _t2s_converter() if to_simplified else (lambda w: w)
