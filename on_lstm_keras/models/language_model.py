@@ -1,0 +1,294 @@
+"""The paper's word-level language model: stacked ON-LSTM with AWD-LSTM
+regularisation and a tied softmax."""
+
+import keras
+from keras import ops
+
+from on_lstm_keras import _validation as check
+from on_lstm_keras.layers import ONLSTM
+from on_lstm_keras.models.embedding import WordDropoutEmbedding
+
+CELLS = ("onlstm", "lstm")
+
+
+@keras.saving.register_keras_serializable(package="on_lstm_keras")
+class ONLSTMLanguageModel(keras.Model):
+    """Embedding → N stacked ON-LSTM layers → tied softmax (Shen et al. 2019).
+
+    The regularisers are AWD-LSTM's (Merity et al. 2018), as the paper's
+    official code uses them: embedding dropout on whole word rows, locked
+    (variational) dropout — one mask per sequence, shared by every time
+    step — on the embeddings, between layers and on the last layer's
+    output, and DropConnect on every recurrent kernel. With tied weights
+    the last layer has `embedding_size` units and the output layer is the
+    transposed embedding matrix plus a bias.
+
+    Token id 0 is padding: it is masked, so padded steps leave the
+    recurrent state untouched and get distance 0.
+
+    A stateful model keeps its recurrent states in non-trainable variables
+    of its own (created by `build_for(batch_size)`), which it passes to its
+    layers as initial states and updates after every call. Unlike Keras'
+    `stateful=True` RNN layers, this carries the state under every backend's
+    `fit`, JAX's included.
+
+    `cell="lstm"` builds the same-size LSTM baseline through the same code
+    path: each layer is an `ONLSTM` with a single level
+    (`chunk_size=units`) and `master_input="reverse_cumsum"`, for which both
+    master gates are constantly 1 and the update is exactly the LSTM's
+    `c = f∘c₋₁ + i∘ĉ` (the tests check this against `keras.layers.LSTM`).
+    The same dropouts and DropConnect apply, so the comparison is fair.
+
+    Args:
+        vocab_size: Number of words, padding included.
+        embedding_size: Embedding size (paper: 400).
+        hidden_size: Units of every layer but the last (paper: 1150).
+        num_layers: Number of recurrent layers (paper: 3).
+        chunk_size: Master-gate chunk size (paper: 10); must divide every
+            layer's size.
+        cell: `"onlstm"` (default) or `"lstm"` (the baseline).
+        master_input: The ON-LSTM master input gate, `"cumax"` (paper) or
+            `"reverse_cumsum"`.
+        input_dropout: Locked dropout on the embeddings (AWD `dropouti`,
+            paper 0.5).
+        layer_dropout: Locked dropout between layers (`dropouth`, 0.3).
+        output_dropout: Locked dropout on the last layer's output
+            (`dropout`, 0.45).
+        embedding_dropout: Word-row dropout of the embedding (`dropoute`,
+            0.1).
+        weight_drop: DropConnect rate of the recurrent kernels (`wdrop`,
+            0.45).
+        tie_weights: Share the embedding with the output layer (default).
+        stateful: Carry the recurrent state from batch to batch (truncated
+            BPTT); needs a fixed batch size (build with `build_for`).
+        seed: Random seed of every dropout.
+
+    Call arguments:
+        tokens: Integer tensor `(batch, time)`.
+        training: Whether dropout applies.
+        return_distances: If `True`, also return the distances of every
+            layer, `(batch, num_layers, time, 2)`: `[d_f, d_i]` per step.
+
+    Example:
+
+    >>> import numpy as np
+    >>> model = ONLSTMLanguageModel(50, embedding_size=8, hidden_size=12,
+    ...                             num_layers=2, chunk_size=4)
+    >>> logits, distances = model(np.ones((2, 5), "int32"),
+    ...                           return_distances=True)
+    >>> logits.shape, distances.shape
+    ((2, 5, 50), (2, 2, 5, 2))
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_size=400,
+        hidden_size=1150,
+        num_layers=3,
+        chunk_size=10,
+        cell="onlstm",
+        master_input="cumax",
+        input_dropout=0.5,
+        layer_dropout=0.3,
+        output_dropout=0.45,
+        embedding_dropout=0.1,
+        weight_drop=0.45,
+        tie_weights=True,
+        stateful=False,
+        seed=None,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        self.vocab_size = check.positive_int("vocab_size", vocab_size)
+        self.embedding_size = check.positive_int("embedding_size", embedding_size)
+        self.hidden_size = check.positive_int("hidden_size", hidden_size)
+        self.num_layers = check.positive_int("num_layers", num_layers)
+        self.chunk_size = check.positive_int("chunk_size", chunk_size)
+        self.cell = check.choice("cell", cell, CELLS)
+        self.master_input = master_input
+        self.input_dropout = check.rate("input_dropout", input_dropout)
+        self.layer_dropout = check.rate("layer_dropout", layer_dropout)
+        self.output_dropout = check.rate("output_dropout", output_dropout)
+        self.embedding_dropout = check.rate("embedding_dropout", embedding_dropout)
+        self.weight_drop = check.rate("weight_drop", weight_drop)
+        self.tie_weights = bool(tie_weights)
+        self.stateful = bool(stateful)
+        self.seed = seed
+
+        last = embedding_size if self.tie_weights else hidden_size
+        self.layer_sizes = [hidden_size] * (num_layers - 1) + [last]
+        if self.cell == "onlstm":
+            for size in set(self.layer_sizes):
+                if size % chunk_size:
+                    raise ValueError(
+                        "Argument `chunk_size` must divide every layer size "
+                        f"{sorted(set(self.layer_sizes))}, received: "
+                        f"chunk_size={chunk_size}"
+                    )
+
+        def seeded(offset):
+            return None if seed is None else seed + offset
+
+        self.embedding = WordDropoutEmbedding(
+            vocab_size,
+            embedding_size,
+            word_dropout=self.embedding_dropout,
+            mask_zero=True,
+            embeddings_initializer=keras.initializers.RandomUniform(-0.1, 0.1),
+            seed=seeded(0),
+            name="embedding",
+        )
+        self.locked_dropouts = [
+            keras.layers.Dropout(
+                rate,
+                noise_shape=(None, 1, size),
+                seed=seeded(1 + k),
+                name=f"locked_dropout_{k}",
+            )
+            for k, (rate, size) in enumerate(
+                [(self.input_dropout, embedding_size)]
+                + [(self.layer_dropout, s) for s in self.layer_sizes[:-1]]
+                + [(self.output_dropout, last)]
+            )
+        ]
+        self.rnn_layers = []
+        for k, size in enumerate(self.layer_sizes):
+            if self.cell == "onlstm":
+                chunk, mode = chunk_size, master_input
+            else:
+                chunk, mode = size, "reverse_cumsum"
+            self.rnn_layers.append(
+                ONLSTM(
+                    size,
+                    chunk,
+                    master_input=mode,
+                    recurrent_dropconnect=self.weight_drop,
+                    return_sequences=True,
+                    return_distances=True,
+                    return_state=True,
+                    seed=seeded(100 + k),
+                    name=f"{self.cell}_{k}",
+                )
+            )
+        if self.tie_weights:
+            self.decoder = None
+            self.output_bias = self.add_weight(
+                shape=(vocab_size,), initializer="zeros", name="output_bias"
+            )
+        else:
+            self.decoder = keras.layers.Dense(vocab_size, name="decoder")
+        self.state_variables = None
+
+    def call(self, tokens, training=False, return_distances=False):
+        mask = ops.not_equal(tokens, 0)
+        x = self.embedding(tokens, training=training)
+        x = self.locked_dropouts[0](x, training=training)
+        distances = []
+        for k, rnn in enumerate(self.rnn_layers):
+            carried = None
+            if self.state_variables is not None:
+                carried = [ops.convert_to_tensor(v) for v in self.state_variables[k]]
+            x, d, h, c = rnn(
+                x, mask=mask, initial_state=carried, training=training
+            )
+            if self.state_variables is not None:
+                for variable, value in zip(self.state_variables[k], (h, c)):
+                    variable.assign(ops.cast(value, variable.dtype))
+            distances.append(d)
+            x = self.locked_dropouts[k + 1](x, training=training)
+        if self.tie_weights:
+            embeddings = ops.cast(self.embedding.embeddings, x.dtype)
+            logits = ops.matmul(x, ops.transpose(embeddings))
+            logits = logits + ops.cast(self.output_bias, x.dtype)
+        else:
+            logits = self.decoder(x)
+        if return_distances:
+            return logits, ops.stack(distances, axis=1)
+        return logits
+
+    def reset_rnn_states(self):
+        """Zeroes the carried states of a stateful model."""
+        for pair in self.state_variables or ():
+            for variable in pair:
+                variable.assign(ops.zeros(variable.shape, variable.dtype))
+
+    def build_for(self, batch_size):
+        """Creates the weights (and, if stateful, the states) for a batch size.
+
+        A stateful model must know its batch size before `fit`; a model that
+        is not stateful can skip this.
+        """
+        batch_size = check.positive_int("batch_size", batch_size)
+        if self.stateful and self.state_variables is None:
+            self.state_variables = [
+                [
+                    self.add_weight(
+                        shape=(batch_size, size),
+                        initializer="zeros",
+                        trainable=False,
+                        name=f"{name}_{k}",
+                    )
+                    for name in ("carried_h", "carried_c")
+                ]
+                for k, size in enumerate(self.layer_sizes)
+            ]
+        self(ops.ones((batch_size, 1), dtype="int32"))
+        self.reset_rnn_states()
+        return self
+
+    def copy_weights_from(self, other):
+        """Takes the trainable weights of a model of the same architecture
+        (whatever its batch size or carried states).
+
+        The values are copied, not shared: a backend that donates buffers
+        to its compiled steps (JAX) may free the source's arrays.
+        """
+        for target, source in zip(self.trainable_weights, other.trainable_weights):
+            target.assign(ops.copy(source.value))
+
+    def clone(self, stateful=None, batch_size=1, **overrides):
+        """A copy with the same weights, e.g. stateless for parsing or with
+        another batch size for evaluation.
+
+        Args:
+            stateful: Override `stateful`; default: unchanged.
+            batch_size: Batch size to build the copy for.
+            **overrides: Other constructor arguments to change (dropout rates,
+                say; sizes must stay).
+        """
+        config = self.get_config()
+        if stateful is not None:
+            config["stateful"] = stateful
+        config.update(overrides)
+        config.pop("name", None)
+        copy = type(self).from_config(config)
+        copy.build_for(batch_size)
+        copy.copy_weights_from(self)
+        return copy
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "embedding_size": self.embedding_size,
+            "hidden_size": self.hidden_size,
+            "num_layers": self.num_layers,
+            "chunk_size": self.chunk_size,
+            "cell": self.cell,
+            "master_input": self.master_input,
+            "input_dropout": self.input_dropout,
+            "layer_dropout": self.layer_dropout,
+            "output_dropout": self.output_dropout,
+            "embedding_dropout": self.embedding_dropout,
+            "weight_drop": self.weight_drop,
+            "tie_weights": self.tie_weights,
+            "stateful": self.stateful,
+            "seed": self.seed,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config.pop("trainable", None)
+        return cls(**config)

@@ -1,0 +1,57 @@
+"""Perplexity as a Keras metric."""
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="on_lstm_keras")
+class Perplexity(keras.metrics.Metric):
+    """`exp` of the mean per-token negative log-likelihood.
+
+    Tokens are weighted by `sample_weight` (padding has weight 0) and by the
+    model's output mask, so the result is the exact corpus perplexity over
+    the real tokens, however they are batched.
+
+    Args:
+        from_logits: Whether predictions are logits (default) or
+            probabilities.
+        name: Metric name. Default `"perplexity"`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> m = Perplexity()
+    >>> m.update_state(np.array([[0, 1]]), np.zeros((1, 2, 4)))
+    >>> round(float(m.result()), 4)  # uniform over 4 words
+    4.0
+    """
+
+    def __init__(self, from_logits=True, name="perplexity", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.from_logits = from_logits
+        self.total_nll = self.add_variable(
+            shape=(), initializer="zeros", name="total_nll"
+        )
+        self.count = self.add_variable(
+            shape=(), initializer="zeros", name="count"
+        )
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        nll = keras.losses.sparse_categorical_crossentropy(
+            y_true, y_pred, from_logits=self.from_logits
+        )
+        nll = ops.cast(nll, "float32")
+        weight = ops.ones_like(nll)
+        mask = getattr(y_pred, "_keras_mask", None)
+        if mask is not None:
+            weight = weight * ops.cast(mask, "float32")
+        if sample_weight is not None:
+            weight = weight * ops.cast(sample_weight, "float32")
+        self.total_nll.assign_add(ops.sum(nll * weight))
+        self.count.assign_add(ops.sum(weight))
+
+    def result(self):
+        return ops.exp(self.total_nll / ops.maximum(self.count, 1e-12))
+
+    def get_config(self):
+        return {**super().get_config(), "from_logits": self.from_logits}
