@@ -73,7 +73,7 @@ try:
         corpus, output, baseline=args.baseline, resume=args.resume,
         verbose=0 if args.quiet else 1,
         info={"language": "zh", "script": script},
-        **settings_from_args(args),
+        data_parallel=args.data_parallel, **settings_from_args(args),
     )
 except KeyboardInterrupt:
     sys.exit(130)

@@ -17,6 +17,12 @@ PRESETS = {
                   output_dropout=0.3, embedding_dropout=0.05, weight_drop=0.2,
                   batch_size=32, bptt=35, epochs=3, optimizer="adam",
                   min_count=3, max_vocab=10000),
+    # PTB on 2 CPU cores: ON-LSTM and LSTM in about an hour together.
+    "ptb-cpu": dict(embedding_size=200, hidden_size=400, num_layers=3,
+                    chunk_size=10, input_dropout=0.3, layer_dropout=0.2,
+                    output_dropout=0.3, embedding_dropout=0.05,
+                    weight_drop=0.2, batch_size=20, bptt=35, epochs=6,
+                    optimizer="adam", min_count=1, max_vocab=None),
     # The paper's PTB model (Shen et al. 2019; AWD-LSTM settings).
     "paper": dict(embedding_size=400, hidden_size=1150, num_layers=3,
                   chunk_size=10, input_dropout=0.5, layer_dropout=0.3,
@@ -65,6 +71,9 @@ def add_train_arguments(parser, language=None):
         parser.add_argument(f"--{name}", type=kind, default=None)
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default=None)
     parser.add_argument("--variable-bptt", action="store_true")
+    parser.add_argument("--data-parallel", action="store_true",
+                        help="train on every GPU (or logical CPU) with the "
+                             "backend's data parallelism")
     parser.add_argument("--script", choices=("simplified", "traditional"),
                         default=None, help=(
                             "Chinese script of the corpus, for Sinica "
@@ -108,7 +117,7 @@ def run_training(args, language):
         corpus, output, baseline=args.baseline, resume=args.resume,
         verbose=0 if args.quiet else 1,
         info={"language": language, "script": script},
-        **settings_from_args(args),
+        data_parallel=args.data_parallel, **settings_from_args(args),
     )
     return output, runs
 

@@ -4,6 +4,7 @@ The command line (`on-lstm train | parse | evaluate`) and the example
 scripts are thin wrappers around these functions.
 """
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -155,7 +156,7 @@ TRAINING_DEFAULTS = dict(
 
 
 def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
-          callbacks=(), info=None, **settings):
+          callbacks=(), info=None, data_parallel=False, **settings):
     """Trains a language model on `corpus` into `output_dir` and tests it.
 
     Args:
@@ -169,6 +170,8 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
         verbose: Keras progress output.
         callbacks: More Keras callbacks for `fit`.
         info: Extra fields for `run.json` (e.g. what the corpus was).
+        data_parallel: Train on every device (GPUs, else logical CPUs) with
+            the backend's data parallelism (`models.distribute`).
         **settings: Any of `MODEL_DEFAULTS` and `TRAINING_DEFAULTS`.
 
     Returns:
@@ -178,6 +181,7 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
     import keras
 
     from on_lstm_keras.models import ONLSTMLanguageModel
+    from on_lstm_keras.models.distribute import data_parallel as parallel
     from on_lstm_keras.models.training import compile_language_model
     from on_lstm_keras.models.training import evaluate_perplexity
     from on_lstm_keras.models.training import make_optimizer
@@ -217,26 +221,28 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
         )
 
     keras.utils.set_random_seed(training["seed"])
-    model = ONLSTMLanguageModel(
-        len(vocab), cell=cell, stateful=True, seed=training["seed"],
-        **model_settings,
-    )
-    model.build_for(training["batch_size"])
-    compile_language_model(model, make_optimizer(
-        training["optimizer"], training["learning_rate"],
-        training["clipnorm"], training["weight_decay"],
-    ))
     train_ids = vocab.encode_sentences(corpus.train)
     valid_ids = vocab.encode_sentences(corpus.valid)
     test_ids = vocab.encode_sentences(corpus.test)
     started = time.time()
-    train_language_model(
-        model, train_ids, valid_ids, output_dir,
-        batch_size=training["batch_size"], bptt=training["bptt"],
-        epochs=training["epochs"], variable_length=training["variable_length"],
-        eval_batch_size=training["eval_batch_size"], resume=resume,
-        seed=training["seed"], verbose=verbose, callbacks=callbacks,
-    )
+    with parallel() if data_parallel else contextlib.nullcontext():
+        model = ONLSTMLanguageModel(
+            len(vocab), cell=cell, stateful=True, seed=training["seed"],
+            **model_settings,
+        )
+        model.build_for(training["batch_size"])
+        compile_language_model(model, make_optimizer(
+            training["optimizer"], training["learning_rate"],
+            training["clipnorm"], training["weight_decay"],
+        ))
+        train_language_model(
+            model, train_ids, valid_ids, output_dir,
+            batch_size=training["batch_size"], bptt=training["bptt"],
+            epochs=training["epochs"],
+            variable_length=training["variable_length"],
+            eval_batch_size=training["eval_batch_size"], resume=resume,
+            seed=training["seed"], verbose=verbose, callbacks=callbacks,
+        )
     seconds = time.time() - started
     best = load_run(output_dir).model
     eval_batch = training["eval_batch_size"]

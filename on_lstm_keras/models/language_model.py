@@ -6,6 +6,7 @@ from keras import ops
 
 from on_lstm_keras import _validation as check
 from on_lstm_keras.layers import ONLSTM
+from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.embedding import WordDropoutEmbedding
 
 CELLS = ("onlstm", "lstm")
@@ -220,20 +221,30 @@ class ONLSTMLanguageModel(keras.Model):
         is not stateful can skip this.
         """
         batch_size = check.positive_int("batch_size", batch_size)
+        replicas = num_replicas()
+        if batch_size % replicas:
+            raise ValueError(
+                f"Argument `batch_size` must be a multiple of the {replicas} "
+                f"data-parallel replicas, received: batch_size={batch_size}"
+            )
+        rows = batch_size // replicas
         if self.stateful and self.state_variables is None:
-            self.state_variables = [
-                [
-                    self.add_weight(
-                        shape=(batch_size, size),
-                        initializer="zeros",
+            # One state per replica for its own rows of every batch.
+            sync = "on_read" if replicas > 1 else "auto"
+            self.state_variables = []
+            for k, size in enumerate(self.layer_sizes):
+                pair = [
+                    keras.Variable(
+                        ops.zeros((rows, size), dtype=self.variable_dtype),
                         trainable=False,
+                        synchronization=sync,
+                        aggregation="only_first_replica",
                         name=f"{name}_{k}",
                     )
                     for name in ("carried_h", "carried_c")
                 ]
-                for k, size in enumerate(self.layer_sizes)
-            ]
-        self(ops.ones((batch_size, 1), dtype="int32"))
+                self.state_variables.append(pair)
+        self(ops.ones((rows, 1), dtype="int32"))
         self.reset_rnn_states()
         return self
 

@@ -18,6 +18,7 @@ import keras
 
 from on_lstm_keras import _validation as check
 from on_lstm_keras.data.batching import BPTTSequence
+from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.metrics import Perplexity
 from on_lstm_keras.models.saving import MODEL_FILE
 from on_lstm_keras.models.saving import save_atomically
@@ -57,13 +58,16 @@ def compile_language_model(model, optimizer):
 
 def fitting_batch_size(ids, batch_size):
     """`batch_size`, reduced for a stream too short to fill that many rows
-    with two tokens each."""
-    if len(ids) < 2:
+    with two tokens each (and kept a multiple of the data-parallel
+    replicas)."""
+    replicas = num_replicas()
+    if len(ids) < 2 * replicas:
         raise ValueError(
-            "A held-out token stream needs at least 2 tokens, received "
-            f"{len(ids)}"
+            f"A held-out token stream needs at least {2 * replicas} tokens, "
+            f"received {len(ids)}"
         )
-    return max(1, min(batch_size, len(ids) // 2))
+    rows = min(batch_size, len(ids) // 2)
+    return max(replicas, rows - rows % replicas)
 
 
 def evaluate_perplexity(model, ids, batch_size=10, bptt=70, verbose=0):
