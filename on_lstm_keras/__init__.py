@@ -17,6 +17,9 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ONLSTM": "on_lstm_keras.layers.onlstm",
     "ONLSTMCell": "on_lstm_keras.layers.onlstm",
+    "RRNN": "on_lstm_keras.layers.rrnn",
+    "RRNNCell": "on_lstm_keras.layers.rrnn",
+    "RRNNTreeDistance": "on_lstm_keras.layers.rrnn",
     "cumax": "on_lstm_keras.ops",
     "reverse_cumax": "on_lstm_keras.ops",
 }

@@ -1,0 +1,706 @@
+"""Tests of the RRNN layer (recursive-recurrent cell with a dynamic tree).
+
+The layer tests are marked `backend`: CI runs them again under
+KERAS_BACKEND=jax. Everything is kept tiny (a few units, steps, merges) so
+that the module runs in under a minute on 2 CPU cores: under JAX every eager
+call of a layer compiles its scan loop anew, so the tests keep the number of
+calls and the merges per step small.
+"""
+
+import itertools
+import os
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from on_lstm_keras.layers.rrnn import RRNN
+from on_lstm_keras.layers.rrnn import RRNNCell
+from on_lstm_keras.layers.rrnn import RRNNTreeDistance
+from on_lstm_keras.layers.rrnn import gru_tree
+from on_lstm_keras.layers.rrnn import most_common_trees
+from on_lstm_keras.layers.rrnn import tree_distance
+from on_lstm_keras.layers.rrnn import tree_expression
+
+pytestmark = pytest.mark.backend
+
+
+def np_(x):
+    return ops.convert_to_numpy(x)
+
+
+def random_inputs(shape, seed=0):
+    return np.random.RandomState(seed).normal(size=shape).astype("float32")
+
+
+def randomize(layer, seed=0, scale=0.8):
+    """Gives every weight random values, so that no two scores tie."""
+    rng = np.random.RandomState(seed)
+    for variable in layer.weights:
+        variable.assign(
+            rng.uniform(-scale, scale, size=variable.shape).astype("float32")
+        )
+
+
+# -- an independent, loop-by-loop reference of the search ---------------------
+
+_UNARY = {
+    "sigmoid": lambda v: 1.0 / (1.0 + np.exp(-v)),
+    "tanh": np.tanh,
+    "one_minus": lambda v: 1.0 - v,
+    "identity": lambda v: v,
+    "relu": lambda v: np.maximum(v, 0.0),
+}
+_BINARY = {"add": np.add, "multiply": np.multiply}
+
+
+def reference_sequence(layer, x):
+    """Runs the search with Python loops over samples, steps and candidates.
+
+    The node is the best candidate (`hard`) or the softmax mixture of the
+    allowed candidates (`soft`).
+
+    Returns `(outputs, trees, margins)` as float64 numpy arrays.
+    """
+    cell = layer.cell
+    K, units, N = cell.tuples, cell.units, cell.iterations
+    w = {v.name: np_(v).astype("float64") for v in cell.weights}
+    kernel = w["left_kernel"] if cell.tie_input_kernel else w["kernel"]
+
+    def block(matrix, k):
+        return matrix[:, k * units : (k + 1) * units]
+
+    def score(c):
+        if cell.score_units:
+            c = np.maximum(
+                c @ w["score_hidden_kernel"] + w["score_hidden_bias"], 0.0
+            )
+        return float((c @ w["score_kernel"])[0])
+
+    batch, steps, _ = x.shape
+    outputs = np.zeros((batch, steps, units))
+    trees = np.zeros((batch, steps, N, 5), dtype="int64")
+    margins = np.zeros((batch, steps))
+    for s in range(batch):
+        h = np.zeros(units)
+        for t in range(steps):
+            nodes = [x[s, t].astype("float64"), h, np.zeros(units)]
+            used = set()
+            for n in range(N):
+                slots = 3 + n
+                roots = [q for q in range(3, slots) if q not in used]
+                found = []
+                for i, j in itertools.combinations(range(slots), 2):
+                    if cell.pool == "roots":
+                        if (i >= 3 and i in used) or (j >= 3 and j in used):
+                            continue
+                        consumed = int(i >= 3) + int(j >= 3)
+                        if len(roots) - consumed + 1 - 1 > N - n - 1:
+                            continue
+                    for k in range(K):
+                        a = nodes[i] @ block(kernel if i == 0 else w[
+                            "left_kernel"], k)
+                        b = nodes[j] @ block(w["right_kernel"], k)
+                        for o, op in enumerate(cell.operations):
+                            pre = _BINARY[op](a, b) + w["bias"][
+                                k * units : (k + 1) * units
+                            ]
+                            for u, act in enumerate(cell.activations):
+                                if (
+                                    cell.bounded
+                                    and act not in ("sigmoid", "tanh")
+                                    and np.max(np.abs(pre)) >= 1.0
+                                ):
+                                    continue
+                                c = _UNARY[act](pre)
+                                found.append((score(c), (i, j, k, o, u), c))
+                scores = np.array([f[0] for f in found])
+                weights = np.exp(scores - scores.max())
+                mixture = sum(
+                    p * f[2] for p, f in zip(weights / weights.sum(), found)
+                )
+                found.sort(key=lambda f: -f[0])
+                (s1, choice, value), s2 = found[0], found[1][0]
+                if cell.selection == "soft":
+                    value = mixture
+                margins[s, t] += max(0.0, cell.margin - (s1 - s2)) / cell.margin
+                trees[s, t, n] = choice
+                if cell.pool == "roots":
+                    used.update(q for q in choice[:2] if q >= 3)
+                nodes.append(value)
+            h = nodes[-1]
+            outputs[s, t] = h
+    return outputs, trees, margins
+
+
+# -- GRU as a special case ----------------------------------------------------
+
+
+@pytest.mark.parametrize("input_dim,use_bias", [(5, True), (3, False)])
+def test_from_gru_equals_keras_gru(input_dim, use_bias):
+    units = 4
+    x = random_inputs((3, 6, input_dim))
+    gru = keras.layers.GRU(
+        units,
+        reset_after=False,
+        use_bias=use_bias,
+        return_sequences=True,
+        return_state=True,
+        bias_initializer="random_normal",
+    )
+    expected, expected_state = gru(x)
+    layer = RRNN.from_gru(gru)
+    assert layer.return_sequences and layer.return_state
+    assert layer.selection == "forced"
+    output, state = layer(x)
+    np.testing.assert_allclose(np_(output), np_(expected), atol=1e-5)
+    np.testing.assert_allclose(np_(state), np_(expected_state), atol=1e-5)
+    # With a mask (padding at the end of sample 0).
+    mask = np.ones((3, 6), dtype=bool)
+    mask[0, 4:] = False
+    expected, _ = gru(x, mask=mask)
+    np.testing.assert_allclose(
+        np_(layer(x, mask=mask)[0]), np_(expected), atol=1e-5
+    )
+
+
+def test_from_gru_weight_layout_and_initial_state():
+    units, input_dim = 3, 4
+    x = random_inputs((2, 5, input_dim), seed=1)
+    h0 = random_inputs((2, units), seed=2) * 0.5
+    gru = keras.layers.GRU(
+        units, reset_after=False, bias_initializer="random_normal"
+    )
+    gru.build((None, None, input_dim))
+    layer = RRNN.from_gru(gru)
+    cell = layer.cell
+    W, U, b = (np_(v) for v in gru.cell.weights)
+    np.testing.assert_array_equal(np_(cell.kernel)[:, : 3 * units], W)
+    np.testing.assert_array_equal(np_(cell.right_kernel)[:, : 3 * units], U)
+    np.testing.assert_array_equal(np_(cell.bias)[: 3 * units], b)
+    # Tuple 3 is (I, I, 0).
+    np.testing.assert_array_equal(
+        np_(cell.left_kernel)[:, 3 * units :], np.eye(units)
+    )
+    np.testing.assert_array_equal(
+        np_(cell.right_kernel)[:, 3 * units :], np.eye(units)
+    )
+    np.testing.assert_array_equal(np_(cell.bias)[3 * units :], 0.0)
+    np.testing.assert_allclose(
+        np_(layer(x, initial_state=[h0])),
+        np_(gru(x, initial_state=[h0])),
+        atol=1e-5,
+    )
+
+
+def test_from_gru_tied_input_kernel_and_go_backwards():
+    units = 4
+    x = random_inputs((2, 5, units), seed=3)
+    gru = keras.layers.GRU(units, reset_after=False, go_backwards=True)
+    expected = gru(x)
+    layer = RRNN.from_gru(gru, tie_input_kernel=True)
+    assert layer.cell.kernel is None and layer.go_backwards
+    np.testing.assert_allclose(np_(layer(x)), np_(expected), atol=1e-5)
+
+
+def test_from_gru_hard_search_starts_from_gru_weights():
+    gru = keras.layers.GRU(3, reset_after=False)
+    gru.build((None, None, 2))
+    layer = RRNN.from_gru(gru, selection="hard", iterations=2, score_units=2)
+    assert layer.selection == "hard" and layer.tree is None
+    np.testing.assert_array_equal(
+        np_(layer.cell.kernel)[:, :9], np_(gru.cell.kernel)
+    )
+    assert layer(random_inputs((2, 3, 2))).shape == (2, 3)
+
+
+def test_from_gru_errors():
+    after = keras.layers.GRU(2)
+    after.build((None, None, 3))
+    with pytest.raises(ValueError, match="reset_after"):
+        RRNN.from_gru(after)
+    with pytest.raises(ValueError, match="must be built"):
+        RRNN.from_gru(keras.layers.GRU(2, reset_after=False))
+    relu = keras.layers.GRU(2, reset_after=False, activation="relu")
+    relu.build((None, None, 3))
+    with pytest.raises(ValueError, match="activation='tanh'"):
+        RRNN.from_gru(relu)
+    with pytest.raises(ValueError, match="gru"):
+        RRNN.from_gru(keras.layers.LSTM(2))
+    gru = keras.layers.GRU(2, reset_after=False)
+    gru.build((None, None, 3))
+    with pytest.raises(ValueError, match="tuples"):
+        RRNN.from_gru(gru, tuples=3)
+
+
+# -- the search -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "pool,selection,score_units,iterations",
+    [("all", "hard", 3, 3), ("roots", "hard", 0, 3), ("roots", "soft", 3, 3)],
+)
+def test_search_matches_loop_reference(pool, selection, score_units,
+                                       iterations):
+    """Trees, margins and outputs equal a loop-by-loop search."""
+    x = random_inputs((2, 3, 2), seed=4)
+    layer = RRNN(
+        3,
+        iterations=iterations,
+        tuples=2,
+        score_units=score_units,
+        selection=selection,
+        pool=pool,
+        activations=("sigmoid", "tanh", "one_minus", "identity", "relu"),
+        return_sequences=True,
+        return_trees=True,
+        margin_weight=0.5,
+    )
+    layer.build((None, None, 2))
+    randomize(layer, seed=5)
+    output, trees = layer(x)
+    expected, expected_trees, margins = reference_sequence(layer, x)
+    np.testing.assert_array_equal(np_(trees), expected_trees)
+    np.testing.assert_allclose(np_(output), expected, atol=1e-5)
+    assert len(layer.losses) == 1
+    np.testing.assert_allclose(
+        float(np_(layer.losses[0])), 0.5 * margins.mean(), rtol=1e-5
+    )
+    if pool == "roots":
+        for tree in np_(trees).reshape(-1, iterations, 5):
+            children = [c for m in tree for c in m[:2] if c >= 3]
+            # Every generated node but the last is a child exactly once.
+            assert sorted(children) == list(range(3, 2 + iterations))
+
+
+def test_nodes_and_trees_describe_the_computation():
+    """Recomputing each node from the returned tree gives the nodes output;
+    with `bounded` (the default) every generated node lies in [-1, 2]."""
+    layer = RRNN(
+        3, iterations=4, tuples=2, score_units=0, return_sequences=True,
+        return_trees=True, return_nodes=True,
+    )
+    x = random_inputs((2, 3, 5), seed=10) * 3
+    layer.build((None, None, 5))
+    randomize(layer, seed=11, scale=2.0)
+    output, trees, nodes = (np_(v) for v in layer(x))
+    cell = layer.cell
+    w = {v.name: np_(v) for v in cell.weights}
+    assert nodes.shape == (2, 3, 7, 5)  # width max(input_dim, units)
+    for s, t in itertools.product(range(2), range(3)):
+        slots = nodes[s, t]
+        np.testing.assert_allclose(slots[0], x[s, t], atol=1e-6)
+        np.testing.assert_allclose(slots[2], 0.0)
+        for n, (i, j, k, o, a) in enumerate(trees[s, t]):
+            left = w["kernel"] if i == 0 else w["left_kernel"]
+            lhs = slots[i][: left.shape[0]] @ left[:, 3 * k : 3 * k + 3]
+            rhs = slots[j][:3] @ w["right_kernel"][:, 3 * k : 3 * k + 3]
+            pre = _BINARY[cell.operations[o]](lhs, rhs) + w["bias"][
+                3 * k : 3 * k + 3
+            ]
+            value = _UNARY[cell.activations[a]](pre)
+            np.testing.assert_allclose(slots[3 + n][:3], value, atol=1e-5)
+        np.testing.assert_allclose(output[s, t], slots[-1][:3], atol=1e-6)
+    generated = nodes[:, :, 3:, :3]
+    assert generated.min() >= -1.0 and generated.max() <= 2.0
+
+
+def test_rrnn_cell_in_keras_rnn_equals_layer():
+    x = random_inputs((2, 4, 3), seed=12)
+    layer = RRNN(4, iterations=2, score_units=2, return_sequences=True)
+    layer.build((None, None, 3))
+    randomize(layer, seed=13)
+    rnn = keras.layers.RNN(
+        RRNNCell(4, iterations=2, score_units=2), return_sequences=True
+    )
+    rnn.build((None, None, 3))
+    rnn.set_weights(layer.get_weights())
+    np.testing.assert_allclose(np_(rnn(x)), np_(layer(x)), atol=1e-6)
+
+
+# -- shapes and masks ---------------------------------------------------------
+
+
+def test_output_shapes_and_specs():
+    for return_sequences, return_state in [(False, False), (True, True)]:
+        layer = RRNN(
+            4, iterations=3, return_sequences=return_sequences,
+            return_state=return_state, return_trees=True, return_nodes=True,
+        )
+        shapes = [tuple(s) for s in layer.compute_output_shape((2, 5, 6))]
+        assert shapes[1:3] == [(2, 5, 3, 5), (2, 5, 6, 6)]
+        assert shapes[0] == ((2, 5, 4) if return_sequences else (2, 4))
+        assert len(shapes) == 3 + return_state
+    return_sequences, return_state = False, True
+    layer = RRNN(
+        4, iterations=3, score_units=2, return_sequences=return_sequences,
+        return_state=return_state, return_trees=True, return_nodes=True,
+    )
+    inputs = keras.Input((5, 6))
+    symbolic = layer(inputs)
+    result = layer(random_inputs((2, 5, 6)))
+    expected = [(2, 5, 4) if return_sequences else (2, 4), (2, 5, 3, 5),
+                (2, 5, 6, 6)]
+    if return_state:
+        expected.append((2, 4))
+    assert [tuple(r.shape) for r in result] == expected
+    assert [tuple(s.shape)[1:] for s in symbolic] == [e[1:] for e in expected]
+    assert symbolic[1].dtype == "int32"
+    assert ops.convert_to_numpy(result[1]).dtype == np.int32
+    shapes = layer.compute_output_shape((2, 5, 6))
+    assert [tuple(s) for s in shapes] == expected
+
+
+def test_plain_output_and_bad_rank():
+    layer = RRNN(4, iterations=2, score_units=0)
+    assert layer(random_inputs((3, 2, 5))).shape == (3, 4)
+    with pytest.raises(ValueError, match="3D tensor"):
+        RRNN(4, iterations=2)(random_inputs((3, 5)))
+
+
+def test_masking_skips_padded_steps():
+    """Padded steps (a Masking layer's mask) keep the state, give empty
+    trees and zero nodes, and the rest equals the unpadded sequence."""
+    x = random_inputs((2, 5, 3), seed=14)
+    x[0, 3:] = 0.0  # sample 0 has 3 steps
+    layer = RRNN(
+        3, iterations=2, score_units=2, return_sequences=True,
+        return_state=True, return_trees=True, return_nodes=True,
+    )
+    inputs = keras.Input((5, 3))
+    masked = keras.layers.Masking(0.0)(inputs)
+    model = keras.Model(inputs, layer(masked))
+    output, trees, nodes, state = (np_(v) for v in model(x))
+    short, short_trees, _, short_state = (
+        np_(v) for v in layer(x[:1, :3])
+    )
+    np.testing.assert_allclose(state[0], short_state[0], atol=1e-6)
+    np.testing.assert_allclose(output[0, :3], short[0], atol=1e-6)
+    np.testing.assert_array_equal(trees[0, :3], short_trees[0])
+    # The state (and output) is carried through the padded steps.
+    np.testing.assert_allclose(
+        output[0, 3:], np.repeat(short[0, 2:], 2, axis=0), atol=1e-6
+    )
+    assert (trees[0, 3:] == -1).all() and (trees[1] >= 0).all()
+    assert (nodes[0, 3:] == 0).all()
+    assert most_common_trees(trees[0], top=None)[0][1] <= 3
+
+
+# -- gradients ----------------------------------------------------------------
+
+
+def test_forced_mode_has_no_score_and_no_margin_loss():
+    layer = RRNN(3, selection="forced", tree=gru_tree(), margin_weight=1.0)
+    layer(random_inputs((1, 2, 3)))
+    assert layer.cell.score_kernel is None and not layer.losses
+    names = sorted(v.name for v in layer.weights)
+    assert names == ["bias", "kernel", "left_kernel", "right_kernel"]
+
+
+# -- trees: reading and distance ----------------------------------------------
+
+
+def test_tree_expression_of_the_gru_tree():
+    text = tree_expression(gru_tree(), identity_tuples=(3,))
+    assert text == (
+        "h_t = tanh(x·L2 + (h ⊙ σ(x·L1 + h·R1 + b1))·R2 + b2) ⊙ "
+        "(1 − σ(x·L0 + h·R0 + b0)) + h ⊙ σ(x·L0 + h·R0 + b0)"
+    )
+    steps = tree_expression(gru_tree(), identity_tuples=(3,), steps=True)
+    assert steps.splitlines()[-1] == "h_t = n8 + n10"
+    assert "n7 = 1 − n6" in steps
+    generic = tree_expression(gru_tree())
+    assert "0·L3" not in generic and "z" not in generic
+    assert "1 − (n6·R3 + b3)" in tree_expression(gru_tree(), steps=True)
+
+
+def test_tree_expression_ignores_unused_merges_and_padding():
+    used = [(0, 1, 0, "add", "tanh"), (0, 1, 1, "add", "sigmoid"),
+            (1, 3, 0, "multiply", "identity")]
+    other = [(0, 1, 0, "add", "tanh"), (1, 2, 1, "add", "relu"),
+             (1, 3, 0, "multiply", "identity")]
+    assert tree_expression(used) == tree_expression(other)
+    assert tree_expression(used) == (
+        "h_t = h·L0 ⊙ tanh(x·L0 + h·R0 + b0)·R0 + b0"
+    )
+    assert tree_expression(-np.ones((3, 5), int)) == "(padding)"
+    ints = np.array([[0, 1, 0, 0, 1], [0, 1, 1, 0, 0], [1, 3, 0, 1, 3]])
+    counts = most_common_trees(
+        np.stack([ints, ints, -np.ones_like(ints)])[None]
+    )
+    assert counts == [(tree_expression(used), 2, 1.0)]
+
+
+def td(*arrays):
+    """`tree_distance` on arrays; compiled as a whole under JAX, whose eager
+    mode would otherwise compile each small op for each new shape."""
+    arrays = [np.asarray(a) for a in arrays]
+    if keras.backend.backend() == "jax":
+        import jax
+
+        return jax.jit(tree_distance)(*arrays)
+    return tree_distance(*arrays)
+
+
+def _tiny(values):
+    return np.array(values, dtype="float32")
+
+
+def test_tree_distance_against_hand_computed_values():
+    x, h, zero = [1.0, 0.0], [0.0, 2.0], [0.0, 0.0]
+    # Predicted: one merge n3 = merge(x, h).
+    #   heap: 1 -> n3, 2 -> x, 3 -> h
+    pred = [[0, 1, 0, 0, 0]]
+    pred_nodes = _tiny([x, h, zero, [1.0, 1.0]])
+    # Target: m3 = merge(x, h), m4 = merge(0, m3).
+    #   heap: 1 -> m4, 2 -> 0, 3 -> m3, 6 -> x', 7 -> h'
+    target = [[0, 1, 0, 0, 0], [2, 3, 0, 0, 0]]
+    tx, th = [0.5, 0.0], [0.0, 1.0]
+    target_nodes = _tiny([tx, th, zero, [2.0, 0.0], [0.0, 3.0]])
+    # pos1: |n3 - m4|^2 = 1 + 4; pos2: |x - 0|^2 = 1; pos3: |h - m3|^2 = 4 + 4
+    # pos6, pos7 only in the target: |x'|^2 + |h'|^2 = 0.25 + 1
+    expected = 5.0 + 1.0 + 8.0 + 1.25
+    got = td([pred], pred_nodes[None], [target], target_nodes[None])
+    np.testing.assert_allclose(np_(got), [expected], rtol=1e-6)
+    # Symmetric, and zero against itself.
+    back = td([target], target_nodes[None], [pred], pred_nodes[None])
+    np.testing.assert_allclose(np_(back), [expected], rtol=1e-6)
+    same = td([pred], pred_nodes[None], [pred], pred_nodes[None])
+    np.testing.assert_allclose(np_(same), [0.0])
+
+
+def test_tree_distance_reused_nodes_padding_and_broadcast():
+    # A node used twice appears at both positions: n3 = (x, h),
+    # n4 = (x, n3), n5 = (n3, n4):
+    #   1 -> n5, 2 -> n3, 3 -> n4, 4 -> x, 5 -> h, 6 -> x, 7 -> n3,
+    #   14 -> x, 15 -> h
+    tree = [[0, 1, 0, 0, 0], [0, 3, 0, 0, 0], [3, 4, 0, 0, 0]]
+    x, h = [1.0], [2.0]
+    nodes = _tiny([x, h, [0.0], [3.0], [4.0], [5.0]])
+    norm = 25 + 9 + 16 + 1 + 4 + 1 + 9 + 1 + 4  # against the empty tree
+    empty = -np.ones((3, 5), dtype="int32")
+    got = td([tree, empty], np.stack([nodes, nodes]), [empty, tree],
+             np.stack([nodes, nodes]))
+    np.testing.assert_allclose(np_(got), [norm, norm])
+    # Width 1 against width 2 (zero padded); a static target with names,
+    # broadcast over (batch, steps) = (2, 1).
+    wide = _tiny([[1.0, 7.0], [2.0, 0.0], [0.0, 0.0], [3.0, 0.0]])
+    static = [(0, 1, 0, "add", "tanh")]
+    got = tree_distance(
+        np.array([[[[0, 1, 0, 0, 0]]]] * 2),
+        np.stack([[nodes[[0, 1, 2, 3]]]] * 2),
+        static,
+        wide,
+    )
+    np.testing.assert_allclose(np_(got), [[49.0], [49.0]])
+
+
+def _heap(tree, nodes):
+    """{heap position: vector}, by explicit expansion (for the tests)."""
+    out = {}
+
+    def visit(slot, position):
+        out[position] = np.asarray(nodes[slot], dtype="float64")
+        if slot >= 3:
+            i, j = tree[slot - 3][:2]
+            visit(int(i), 2 * position)
+            visit(int(j), 2 * position + 1)
+
+    visit(3 + len(tree) - 1, 1)
+    return out
+
+
+def _random_tree(rng, iterations):
+    return [
+        [int(v) for v in sorted(rng.choice(3 + n, 2, replace=False))]
+        + [0, 0, 0]
+        for n in range(iterations)
+    ]
+
+
+def test_tree_distance_equals_explicit_heap_expansion():
+    rng = np.random.RandomState(21)
+    n_pred, n_target, count = 4, 6, 6
+    trees = [_random_tree(rng, n_pred) for _ in range(count)]
+    targets = [_random_tree(rng, n_target) for _ in range(count)]
+    nodes = rng.normal(size=(count, 3 + n_pred, 2)).astype("float32")
+    t_nodes = rng.normal(size=(count, 3 + n_target, 2)).astype("float32")
+    zero = np.zeros(2)
+    expected = []
+    for tree, target, v, tv in zip(trees, targets, nodes, t_nodes):
+        a, b = _heap(tree, v), _heap(target, tv)
+        expected.append(sum(
+            np.sum((a.get(p, zero) - b.get(p, zero)) ** 2)
+            for p in set(a) | set(b)
+        ))
+    got = td(trees, nodes, targets, t_nodes)
+    np.testing.assert_allclose(np_(got), expected, rtol=1e-4)
+
+
+def test_gru_target_nodes_and_tree_distance_layer():
+    """The frozen-GRU target, TD zero against itself, the loss layer."""
+    x = random_inputs((2, 4, 3), seed=18)
+    gru = keras.layers.GRU(4, reset_after=False, return_sequences=True)
+    expected = gru(x)
+    target = RRNN.from_gru(
+        gru, return_trees=True, return_nodes=True, trainable=False,
+    )
+    h, t_trees, t_nodes = target(x)
+    np.testing.assert_allclose(np_(h), np_(expected), atol=1e-5)
+    np.testing.assert_allclose(np_(t_nodes)[:, :, -1, :], np_(expected),
+                               atol=1e-5)
+    assert (np_(t_trees) == np.array(
+        [[i, j, k, 0 if o == "add" else 1,
+          ("sigmoid", "tanh", "one_minus", "identity").index(a)]
+         for i, j, k, o, a in gru_tree()])).all()
+    distance = RRNNTreeDistance(0.5)
+    td = distance([t_trees, t_nodes, t_trees, t_nodes])
+    np.testing.assert_allclose(np_(td), np.zeros((2, 4)), atol=1e-10)
+    pred_nodes = np_(t_nodes).copy()
+    pred_nodes[:, :, -1, :] += 1.0  # h_t off by 1 in each of the 4 units
+    td = distance([t_trees, pred_nodes, t_trees, t_nodes])
+    np.testing.assert_allclose(np_(td), np.full((2, 4), 4.0), rtol=1e-5)
+    np.testing.assert_allclose(float(np_(distance.losses[0])), 0.5 * 4.0,
+                               rtol=1e-5)
+
+
+def test_training_step_with_every_loss_term():
+    """One compiled train step: task loss, margin, L2 and TD to a frozen
+    GRU; gradients reach every weight, score MLP included, in hard
+    (straight-through) and soft selection."""
+    x = random_inputs((4, 3, 2), seed=19)
+    gru = keras.layers.GRU(3, reset_after=False, return_sequences=True)
+    gru.build((None, None, 2))
+    inputs = keras.Input((3, 2))
+    hard = RRNN(
+        3, iterations=1, score_units=2, return_sequences=True,
+        return_trees=True, return_nodes=True, margin_weight=0.1,
+        kernel_regularizer=keras.regularizers.L2(1e-8),
+    )
+    soft = RRNN(3, iterations=1, score_units=2, selection="soft",
+                return_sequences=True)
+    target = RRNN.from_gru(
+        gru, return_trees=True, return_nodes=True, trainable=False
+    )
+    output, trees, nodes = hard(inputs)
+    _, t_trees, t_nodes = target(inputs)
+    td = RRNNTreeDistance(0.003)([trees, nodes, t_trees, t_nodes])
+    features = keras.layers.Concatenate()([output, soft(inputs)])
+    model = keras.Model(inputs, [keras.layers.Dense(2)(features), td])
+    model.compile(keras.optimizers.SGD(0.1), loss=["mse", None])
+    for seed, layer in enumerate((hard, soft)):
+        randomize(layer, seed=15 + seed, scale=0.5)
+    before = {id(v): np_(v).copy() for v in model.weights}
+    loss = model.train_on_batch(x, np.ones((4, 3, 2), "float32"))
+    assert np.isfinite(np.asarray(loss)).all()
+
+    def changed(variable):
+        return np.abs(np_(variable) - before[id(variable)]).max() > 0
+
+    for layer in (hard, soft):
+        for name in ("score_hidden_kernel", "score_hidden_bias",
+                     "score_kernel", "kernel", "left_kernel",
+                     "right_kernel", "bias"):
+            assert changed(getattr(layer.cell, name)), (layer.selection, name)
+    assert not any(changed(v) for v in target.weights)
+
+
+# -- serialization ------------------------------------------------------------
+
+
+def test_config_round_trip():
+    layer = RRNN(
+        5, iterations=4, tuples=3, score_units=0, selection="soft",
+        pool="roots", activations=("tanh", "relu"), margin=0.5,
+        margin_weight=0.2, bounded=False, return_trees=True,
+        return_nodes=True, return_sequences=True,
+        kernel_regularizer="l2",
+    )
+    config = layer.get_config()
+    clone = RRNN.from_config(config)
+    assert clone.get_config() == config
+    forced = RRNN(3, selection="forced", tree=gru_tree())
+    config = forced.get_config()
+    assert config["tree"][1] == [1, 3, 3, "multiply", "identity"]
+    assert RRNN.from_config(config).get_config() == config
+    cell = RRNNCell(4, iterations=2)
+    assert RRNNCell.from_config(cell.get_config()).get_config() == (
+        cell.get_config()
+    )
+
+
+@pytest.mark.parametrize("kind", ["hard", "from_gru"])
+def test_keras_save_and_load(tmp_path, kind):
+    x = random_inputs((2, 4, 3), seed=20)
+    inputs = keras.Input((4, 3))
+    if kind == "hard":
+        layer = RRNN(3, iterations=2, score_units=2, return_sequences=True,
+                     return_trees=True, margin_weight=0.1)
+    else:
+        gru = keras.layers.GRU(3, reset_after=False, return_sequences=True)
+        gru(x)
+        layer = RRNN.from_gru(gru, return_trees=True)
+    output, trees = layer(inputs)
+    model = keras.Model(inputs, [keras.layers.Dense(2)(output), trees])
+    path = os.path.join(tmp_path, "rrnn.keras")
+    model.save(path)
+    loaded = keras.models.load_model(path)  # no custom_objects
+    for a, b in zip(model(x), loaded(x)):
+        np.testing.assert_array_equal(np_(a), np_(b))
+
+
+# -- argument checks ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"units": 0}, "units=0"),
+        ({"iterations": 0}, "iterations=0"),
+        ({"tuples": 1.5}, "tuples=1.5"),
+        ({"score_units": -1}, "score_units=-1"),
+        ({"selection": "argmax"}, "selection='argmax'"),
+        ({"pool": "leaves"}, "pool='leaves'"),
+        ({"activations": ("tanh", "softplus")}, "activations='softplus'"),
+        ({"activations": ()}, "activations"),
+        ({"operations": ("add", "add")}, "operations"),
+        ({"margin": 0}, "margin=0"),
+        ({"margin_weight": -1.0}, "margin_weight=-1.0"),
+        ({"selection": "forced"}, "tree=None"),
+        ({"tree": gru_tree()}, "selection='hard'"),
+        ({"selection": "forced", "tree": gru_tree()[:3]}, "exactly"),
+        ({"selection": "forced", "iterations": 1,
+          "tree": [(1, 1, 0, "add", "tanh")]}, r"\(i, j\)=\(1, 1\)"),
+        ({"selection": "forced", "iterations": 1,
+          "tree": [(0, 3, 0, "add", "tanh")]}, r"\(i, j\)=\(0, 3\)"),
+        ({"selection": "forced", "iterations": 1,
+          "tree": [(0, 1, 4, "add", "tanh")]}, "k=4"),
+        ({"selection": "forced", "iterations": 1,
+          "tree": [(0, 1, 0, "subtract", "tanh")]}, "'subtract'"),
+        ({"selection": "forced", "iterations": 1,
+          "tree": [(0, 1, 0, "add")]}, "5-tuple"),
+        ({"selection": "forced", "iterations": 2, "pool": "roots",
+          "tree": [(0, 1, 0, "add", "tanh"), (0, 1, 0, "add", "tanh")]},
+         "node 3 is a child 0 times"),
+    ],
+)
+def test_bad_arguments_are_named(kwargs, match):
+    kwargs = {"units": 3, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        RRNN(**kwargs)
+
+
+def test_tie_input_kernel_needs_matching_width():
+    with pytest.raises(ValueError, match="input_dim=5, units=3"):
+        RRNN(3, iterations=2, tie_input_kernel=True)(
+            random_inputs((1, 2, 5))
+        )
+
+
+def test_tree_distance_layer_checks_inputs():
+    with pytest.raises(ValueError, match="weight=-1"):
+        RRNNTreeDistance(-1)
+    with pytest.raises(ValueError, match="iterations, 5"):
+        tree_distance(np.zeros((2, 4)), np.zeros((2, 3, 1)),
+                      np.zeros((2, 1, 5)), np.zeros((2, 4, 1)))
