@@ -25,9 +25,9 @@ def cumax(x, axis=-1):
     Example:
 
     >>> import numpy as np
-    >>> y = cumax(np.array([[0.0, 0.0, 0.0, 0.0]]))
-    >>> np.round(keras.ops.convert_to_numpy(y), 2)
-    array([[0.25, 0.5 , 0.75, 1.  ]], dtype=float32)
+    >>> y = cumax(np.array([[0.0, 0.0, 0.0, 0.0]], dtype="float32"))
+    >>> np.round(keras.ops.convert_to_numpy(y), 2).tolist()
+    [[0.25, 0.5, 0.75, 1.0]]
     """
     return ops.cumsum(ops.softmax(x, axis=axis), axis=axis)
 
@@ -52,8 +52,9 @@ def reverse_cumax(x, axis=-1):
     Example:
 
     >>> import numpy as np
-    >>> y = reverse_cumax(np.array([[0.0, 0.0, 0.0, 0.0]]))
-    >>> np.round(keras.ops.convert_to_numpy(y), 2)
-    array([[1.  , 0.75, 0.5 , 0.25]], dtype=float32)
+    >>> y = reverse_cumax(np.array([[0.0, 0.0, 0.0, 0.0]], dtype="float32"))
+    >>> np.round(keras.ops.convert_to_numpy(y), 2).tolist()
+    [[1.0, 0.75, 0.5, 0.25]]
     """
-    return ops.flip(ops.cumsum(ops.flip(ops.softmax(x, axis=axis), axis), axis), axis)
+    p = ops.softmax(x, axis=axis)
+    return ops.flip(ops.cumsum(ops.flip(p, axis), axis), axis)

@@ -7,6 +7,10 @@ import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 
+# A script that test_distributed.py runs in its own process (it sets the
+# Keras backend from its command line), not a module to import.
+collect_ignore = ["distributed_check.py"]
+
 
 @pytest.fixture(scope="session")
 def shared_nltk_data():

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import keras
-from keras import ops
 
 import onlstm_reference as ref
 from on_lstm_keras import ONLSTM

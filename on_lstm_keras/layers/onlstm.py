@@ -15,6 +15,8 @@ from keras.src.backend import rnn as backend_rnn
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras.layers.onlstm_fused import FusedRecurrence
+from on_lstm_keras.layers.onlstm_fused import fused_path_unsupported
 from on_lstm_keras.ops import cumax
 from on_lstm_keras.ops import reverse_cumax
 
@@ -102,7 +104,7 @@ class ONLSTMCell(Layer, DropoutRNNCell):
     >>> import numpy as np
     >>> inputs = np.random.random((4, 10, 8)).astype("float32")
     >>> rnn = keras.layers.RNN(ONLSTMCell(16, chunk_size=4))
-    >>> rnn(inputs).shape
+    >>> tuple(rnn(inputs).shape)
     (4, 16)
     """
 
@@ -423,10 +425,17 @@ class ONLSTM(RNN):
     constituent starts; the unsupervised parser splits there) and the
     master-input distance `d_i = mean(ĩ)`.
 
-    The input transformation `x · kernel + bias` is computed once for all
-    steps before the recurrence, and the six gate blocks share one fused
-    recurrent matmul per step; with `jit_compile=True` (or under JAX) the
-    remaining element-wise work is fused by XLA.
+    Speed: on the TensorFlow and JAX backends, with the default activations
+    (`tanh`, `sigmoid`), the layer runs the whole recurrence as one function
+    with a hand-written backward pass (`keras.ops.custom_gradient`): the six
+    gate blocks share one recurrent matmul per step, and the weight
+    gradients are single matmuls after the loop. It covers masks,
+    `go_backwards`, `stateful`, `initial_state`, `return_distances`, all
+    three dropouts, mixed precision, `unroll` and XLA. Other backends or
+    activations (or `layer.use_fused_recurrence = False`) step through
+    `ONLSTMCell` with autodiff; the results are the same, except that under
+    JAX the generic loop outputs `h0` (not 0) at padded steps before a
+    sequence's first real step.
 
     Args:
         units: Positive integer, dimensionality of the output space.
@@ -498,11 +507,11 @@ class ONLSTM(RNN):
     ...     ONLSTM(16, chunk_size=4),
     ...     keras.layers.Dense(1),
     ... ])
-    >>> model(np.zeros((2, 12, 8))).shape
+    >>> tuple(model(np.zeros((2, 12, 8))).shape)
     (2, 1)
     >>> layer = ONLSTM(32, 4, return_distances=True)
     >>> output, distances = layer(np.zeros((2, 12, 8)))
-    >>> output.shape, distances.shape
+    >>> tuple(output.shape), tuple(distances.shape)
     ((2, 32), (2, 12, 2))
     """
 
@@ -574,6 +583,10 @@ class ONLSTM(RNN):
         )
         self.return_distances = bool(return_distances)
         self._step_distances = None
+        # Set to False to step through the cell generically (for tests and
+        # benchmarks); the fused recurrence is used only where
+        # `fused_path_unsupported` allows it.
+        self.use_fused_recurrence = True
 
     def build(self, sequences_shape, initial_state_shape=None):
         _check_sequence_rank(sequences_shape)
@@ -602,6 +615,12 @@ class ONLSTM(RNN):
     def inner_loop(self, sequences, initial_state, mask, training=False):
         if tree.is_nested(mask):
             mask = mask[0]
+        if self.use_fused_recurrence and not fused_path_unsupported(
+            self.cell
+        ):
+            return self._fused_inner_loop(
+                sequences, initial_state, mask, training
+            )
         cell = self.cell
         # The input transformation of every step at once, outside the loop.
         z_x = cell.input_projection(sequences, training=training)
@@ -658,6 +677,67 @@ class ONLSTM(RNN):
             last_output = last_output[..., :units]
             states = [states[0][..., :units], states[1]]
         return last_output, outputs, states
+
+    def _fused_inner_loop(self, sequences, initial_state, mask, training):
+        """`inner_loop` through `FusedRecurrence`, time-major inside."""
+        cell = self.cell
+        dtype = sequences.dtype
+        h0, c0 = initial_state
+        if training and cell.dropout > 0:  # one mask for every step
+            sequences = sequences * ops.expand_dims(
+                cell.get_dropout_mask(sequences[:, 0]), 1
+            )
+        x = ops.transpose(sequences, (1, 0, 2))
+        step_mask = None
+        if mask is not None:
+            step_mask = ops.expand_dims(
+                ops.transpose(ops.cast(mask, dtype), (1, 0)), -1
+            )
+        if self.go_backwards:
+            x = ops.flip(x, axis=0)
+            if step_mask is not None:
+                step_mask = ops.flip(step_mask, axis=0)
+        recurrent_mask = None
+        if training and cell.recurrent_dropout > 0:
+            recurrent_mask = cell.get_recurrent_dropout_mask(h0)
+
+        def weight(w):
+            return ops.cast(ops.convert_to_tensor(w), dtype)
+
+        recurrence = FusedRecurrence(
+            cell, dtype, return_distances=self.return_distances,
+            unroll=self.unroll,
+        )
+        result = recurrence(
+            x,
+            weight(cell.kernel),
+            weight(cell.bias) if cell.use_bias else None,
+            weight(cell.effective_recurrent_kernel(training)),
+            h0,
+            c0,
+            step_mask=step_mask,
+            recurrent_mask=recurrent_mask,
+        )
+        h_seq, c_last = result[0], result[1]
+        outputs = h_seq
+        if step_mask is not None:
+            # A padded step repeats the last output of a real step, or gives
+            # 0 before the first real step (or always, with
+            # `zero_output_for_mask`); the states just carry over.
+            if self.zero_output_for_mask:
+                valid = step_mask
+            else:
+                valid = ops.cast(ops.cumsum(step_mask, axis=0) > 0, dtype)
+            outputs = outputs * valid
+        if self.return_distances:
+            distances = result[2]
+            if step_mask is not None:
+                distances = distances * step_mask
+            self._step_distances = ops.transpose(distances, (1, 0, 2))
+        return outputs[-1], ops.transpose(outputs, (1, 0, 2)), [
+            h_seq[-1],
+            c_last,
+        ]
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         _check_sequence_rank(sequences.shape)

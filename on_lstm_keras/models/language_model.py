@@ -77,7 +77,7 @@ class ONLSTMLanguageModel(keras.Model):
     ...                             num_layers=2, chunk_size=4)
     >>> logits, distances = model(np.ones((2, 5), "int32"),
     ...                           return_distances=True)
-    >>> logits.shape, distances.shape
+    >>> tuple(logits.shape), tuple(distances.shape)
     ((2, 5, 50), (2, 2, 5, 2))
     """
 

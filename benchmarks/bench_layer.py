@@ -1,0 +1,347 @@
+"""Training-step speed of ONLSTM against keras.layers.LSTM of the same size.
+
+One training step is a forward and backward pass plus an SGD update, on a
+batch of random inputs, with a mean-squared loss on every output step
+(`return_sequences=True`). In one process, on one Keras backend, the script
+builds `ONLSTM` and `keras.layers.LSTM` with the same sizes, warms each up,
+then times them interleaved step by step and reports the median step time
+of each and their ratio. The inputs are converted to backend-native tensors
+once, before timing, so the step times measure the layers rather than
+NumPy-to-tensor conversion.
+
+With `--torch`, `torch.nn.LSTM` of the same size (batch_first, forward +
+backward + SGD step, torch's default threads) is timed the same way, after
+the Keras runs, in processes of its own: on this shared 2-core machine
+torch's OpenMP threads now and then stall for a whole process (1.5 s steps
+instead of 16 ms), next to TensorFlow's thread pools as well as alone. So
+torch is timed in 3 fresh processes and the lowest median is kept (which
+favours torch); the summary compares it with ONLSTM on its best backend.
+
+    python benchmarks/bench_layer.py                     # $KERAS_BACKEND
+    python benchmarks/bench_layer.py --backends tensorflow,jax --torch
+
+The Keras backend is fixed when Keras is imported, so `--backends` runs this
+script once per backend in a subprocess and prints one table at the end.
+On TensorFlow, `--jit` chooses between the plain graph (`jit_compile=False`;
+note that Keras' `"auto"` means no XLA on CPU) and XLA (`jit_compile=True`);
+JAX always compiles with `jax.jit`.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CONFIGS = {
+    # name: (batch, time, input, units, chunk)
+    "big": (64, 70, 200, 650, 10),
+    "small": (32, 35, 128, 256, 8),
+}
+TORCH_PROCESSES = 3
+TARGET_OVER_KERAS = 0.8
+TARGET_OVER_TORCH = 1.5
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.split("\n")[1:]),
+    )
+    parser.add_argument(
+        "--configs", default="small,big",
+        help="comma-separated subset of: %s (default: small,big)"
+        % ", ".join("%s=%s" % kv for kv in CONFIGS.items()),
+    )
+    parser.add_argument("--steps", type=int, default=20,
+                        help="timed steps per model; the median is reported "
+                             "(default: 20)")
+    parser.add_argument("--warmup", type=int, default=3,
+                        help="untimed steps per model first (default: 3)")
+    parser.add_argument(
+        "--jit", default="both", choices=["both", "true", "false"],
+        help="XLA for the Keras models on TensorFlow (default: both); "
+             "JAX always compiles",
+    )
+    parser.add_argument("--torch", action="store_true",
+                        help="also time torch.nn.LSTM (needs PyTorch)")
+    parser.add_argument(
+        "--backends", default=None,
+        help="comma-separated Keras backends to run, one subprocess each "
+             "(e.g. tensorflow,jax); default: the current backend only",
+    )
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON line per result (used with "
+                             "--backends)")
+    parser.add_argument("--torch-only", action="store_true",
+                        help=argparse.SUPPRESS)  # the torch subprocess
+    args = parser.parse_args(argv)
+    names = args.configs.split(",")
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        parser.error("unknown config(s) %s; choose from %s"
+                     % (", ".join(unknown), ", ".join(CONFIGS)))
+    if args.steps < 1 or args.warmup < 0:
+        parser.error("--steps must be >= 1 and --warmup >= 0")
+    return args
+
+
+def child_argv(args, torch_only=False):
+    """The command line of a subprocess, from parsed args."""
+    argv = ["--configs", args.configs, "--steps", str(args.steps),
+            "--warmup", str(args.warmup), "--jit", args.jit, "--json"]
+    if torch_only:
+        argv.append("--torch-only")
+    return argv
+
+
+def run_child(argv, env):
+    """Runs this script with `argv`; yields the JSON rows it prints."""
+    # Its stderr (backend start-up chatter) is kept aside and shown only if
+    # it fails.
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), *argv],
+            env=env, stdout=subprocess.PIPE, stderr=err, text=True,
+        )
+        for line in proc.stdout:
+            if line.startswith("{"):
+                yield json.loads(line)
+        if proc.wait():
+            err.seek(0)
+            sys.stderr.write(err.read()[-3000:])
+            raise SystemExit("benchmark subprocess failed: %s"
+                             % " ".join(argv))
+
+
+def check_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise SystemExit(
+            "--torch needs PyTorch, but `import torch` failed (%s). Install "
+            "it (e.g. `pip install torch`) or drop --torch." % e
+        )
+
+
+def keras_step_fn(layer_factory, cfg, jit):
+    import keras
+    import numpy as np
+
+    batch, time_steps, features, units, _ = cfg
+    inputs = keras.Input((time_steps, features), batch_size=batch)
+    outputs = layer_factory()(inputs)
+    model = keras.Model(inputs, outputs)
+    model.compile(keras.optimizers.SGD(0.01), "mse", jit_compile=jit)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(batch, time_steps, features)).astype("float32")
+    y = rng.normal(size=(batch, time_steps, units)).astype("float32")
+    # Backend-native tensors, converted once: a NumPy batch would add its
+    # conversion (about 20 ms here) to every step of both models.
+    x = keras.ops.convert_to_tensor(x)
+    y = keras.ops.convert_to_tensor(y)
+
+    def step():
+        # Returns the loss as a Python float, so the step has finished.
+        model.train_on_batch(x, y)
+
+    return step
+
+
+def torch_step_fn(cfg):
+    import torch
+
+    batch, time_steps, features, units, _ = cfg
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(features, units, batch_first=True)
+    opt = torch.optim.SGD(lstm.parameters(), lr=0.01)
+    x = torch.randn(batch, time_steps, features)
+    y = torch.randn(batch, time_steps, units)
+
+    def step():
+        opt.zero_grad()
+        out, _ = lstm(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        loss.backward()
+        opt.step()
+        loss.item()
+
+    return step
+
+
+def time_interleaved(steps, n, warmup, stat=statistics.median):
+    """`stat` (median) seconds per call of each function, timed
+    round-robin after `warmup` calls each."""
+    for fn in steps.values():
+        for _ in range(warmup):
+            fn()
+    times = {name: [] for name in steps}
+    for _ in range(n):
+        for name, fn in steps.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    if stat is None:
+        return times
+    return {name: stat(t) for name, t in times.items()}
+
+
+def run_torch(args):
+    rows = []
+    for name in args.configs.split(","):
+        times = time_interleaved(
+            {"torch_lstm": torch_step_fn(CONFIGS[name])}, args.steps,
+            args.warmup, stat=None,
+        )["torch_lstm"]
+        row = {
+            "config": name,
+            "torch_lstm_ms": 1000 * statistics.median(times),
+            "torch_lstm_min_ms": 1000 * min(times),
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def run_here(args):
+    import keras
+
+    from on_lstm_keras import ONLSTM
+
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        jit_modes = {"both": [False, True], "true": [True], "false": [False]}
+        jit_modes = jit_modes[args.jit]
+    else:
+        jit_modes = [True]
+    rows = []
+    for name in args.configs.split(","):
+        cfg = CONFIGS[name]
+        _, _, _, units, chunk = cfg
+        for jit in jit_modes:
+            steps = {
+                "onlstm": keras_step_fn(
+                    lambda: ONLSTM(units, chunk, return_sequences=True),
+                    cfg, jit,
+                ),
+                "keras_lstm": keras_step_fn(
+                    lambda: keras.layers.LSTM(units, return_sequences=True),
+                    cfg, jit,
+                ),
+            }
+            medians = time_interleaved(steps, args.steps, args.warmup)
+            row = {
+                "backend": backend,
+                "config": name,
+                "shape": list(cfg),
+                "jit": jit,
+                "steps": args.steps,
+            }
+            row.update({k + "_ms": 1000 * v for k, v in medians.items()})
+            rows.append(row)
+            if args.json:
+                print(json.dumps(row), flush=True)
+            else:
+                print(format_row(row), flush=True)
+    return rows
+
+
+def format_row(r, torch_ms=None):
+    text = (
+        "%-10s %-5s XLA=%-3s  ONLSTM %7.1f ms   keras LSTM %7.1f ms   "
+        "ONLSTM/keras LSTM = %.2f" % (
+            r["backend"], r["config"], "yes" if r["jit"] else "no",
+            r["onlstm_ms"], r["keras_lstm_ms"],
+            r["onlstm_ms"] / r["keras_lstm_ms"],
+        )
+    )
+    if torch_ms:
+        text += "   ONLSTM/torch = %.2f" % (r["onlstm_ms"] / torch_ms)
+    return text
+
+
+def print_table(rows, torch_ms):
+    """`torch_ms`: config name -> torch.nn.LSTM median ms (may be empty)."""
+    print()
+    head = ("| backend | config | XLA | ONLSTM ms | keras LSTM ms "
+            "| ONLSTM / keras LSTM |")
+    rule = "|---|---|---|---:|---:|---:|"
+    if torch_ms:
+        head += " torch LSTM ms | ONLSTM / torch |"
+        rule += "---:|---:|"
+    print(head)
+    print(rule)
+    for r in rows:
+        line = "| %s | %s | %s | %.1f | %.1f | %.2f |" % (
+            r["backend"], r["config"], "yes" if r["jit"] else "no",
+            r["onlstm_ms"], r["keras_lstm_ms"],
+            r["onlstm_ms"] / r["keras_lstm_ms"],
+        )
+        if torch_ms:
+            t = torch_ms.get(r["config"])
+            line += " %.1f | %.2f |" % (t, r["onlstm_ms"] / t)
+        print(line)
+    print()
+    print("Targets: ONLSTM / keras LSTM <= %.1f on each backend; ONLSTM on "
+          "its best backend <= %.1f x torch.nn.LSTM." % (
+              TARGET_OVER_KERAS, TARGET_OVER_TORCH))
+    for name in CONFIGS:
+        mine = [r for r in rows if r["config"] == name]
+        if not mine:
+            continue
+        best = min(mine, key=lambda r: r["onlstm_ms"])
+        where = best["backend"]
+        if best["backend"] == "tensorflow":
+            where += ", XLA" if best["jit"] else ", no XLA"
+        text = "%-5s best ONLSTM: %.1f ms (%s)" % (
+            name, best["onlstm_ms"], where)
+        if name in torch_ms:
+            text += "; torch.nn.LSTM %.1f ms; ONLSTM / torch = %.2f" % (
+                torch_ms[name], best["onlstm_ms"] / torch_ms[name])
+        print(text)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.torch_only:
+        run_torch(args)
+        return
+    if args.torch:
+        check_torch()
+    rows = []
+    if args.backends:
+        for backend in args.backends.split(","):
+            env = dict(os.environ, KERAS_BACKEND=backend)
+            for row in run_child(child_argv(args), env):
+                rows.append(row)
+                print(format_row(row), flush=True)
+    else:
+        rows = run_here(args)  # prints its rows (as JSON with --json)
+        if args.json:
+            return
+    torch_ms = {}
+    if args.torch:
+        # On this shared 2-core machine torch's OpenMP threads sometimes
+        # stall a whole process (1.5 s steps instead of 16 ms); so torch is
+        # timed in TORCH_PROCESSES fresh processes, keeping the lowest median.
+        medians = {}
+        for _ in range(TORCH_PROCESSES):
+            for row in run_child(child_argv(args, torch_only=True),
+                                 os.environ):
+                medians.setdefault(row["config"], []).append(
+                    row["torch_lstm_ms"])
+        for name, ms in medians.items():
+            torch_ms[name] = min(ms)
+            print("torch      %-5s torch.nn.LSTM %7.1f ms (lowest median of "
+                  "%d processes: %s ms)" % (
+                      name, min(ms), len(ms),
+                      ", ".join("%.1f" % m for m in ms)), flush=True)
+    print_table(rows, torch_ms)
+
+
+if __name__ == "__main__":
+    main()

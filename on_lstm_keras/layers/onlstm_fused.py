@@ -1,0 +1,360 @@
+"""The ON-LSTM recurrence fused into one differentiable op.
+
+`ONLSTM` runs whole sequences through `FusedRecurrence` (when
+`fused_path_unsupported` has nothing against it) instead of stepping
+through `ONLSTMCell` with autodiff: the forward loop keeps only what the
+hand-written backward loop needs.
+"""
+
+import keras
+import numpy as np
+from keras import activations
+from keras import ops
+
+# `keras.layers.RNN`'s own backend-agnostic loop.
+from keras.src.backend import rnn as backend_rnn
+
+# -- the fused recurrence with a hand-written backward pass -------------------
+#
+# `ONLSTM` runs the whole sequence through `FusedRecurrence` when
+# `fused_path_unsupported` finds nothing against it: one
+# `keras.ops.custom_gradient` function around two loops (`keras.layers.RNN`'s
+# own `backend.rnn`). The forward loop does the matmuls `x_t · W` and
+# `h₋₁ · U` (all six gate blocks at once) and keeps, per step, `c₋₁` and the
+# activations (`i, f, ĉ, o, tanh c`, the master gates and their softmaxes).
+# The reverse loop then needs no transcendental function, only element-wise
+# products and one matmul, `dz · Uᵀ`; `dU = Σ_t h_{t-1}ᵀ dz_t`,
+# `dW = Σ_t x_tᵀ dz_t` and `dx = dz · Wᵀ` are single matmuls after it.
+# Autodiff through the generic loop instead keeps TensorArrays of every
+# intermediate (on TensorFlow) and accumulates `dU` and `dW` with two small
+# matmuls per step.
+#
+# The cell (see `ONLSTMCell`), per step, with levels broadcast over a chunk:
+#
+#     f̃ = p_f · M_f,  ĩ = p_i · M_i,  p = softmax(z_master) per gate,
+#     M_f[k, j] = [k <= j],  M_i[k, j] = [k > j] (paper) or [k >= j] (Su)
+#     c = c₋₁ ∘ A + ĉ ∘ B,   A = f̃ − ω + ω∘f,   B = ĩ − ω + ω∘i,   ω = f̃∘ĩ
+#     h = o ∘ tanh(c)
+#
+# (`ĩ = Σ_{k>j} p_k` is the paper's `1 − cumsum(p)` without the
+# cancellation; both cumulative sums are one small matmul.) Given dh and the
+# carried dc:
+#
+#     dc  += dh ∘ o ∘ (1 − tanh²c)           do = dh ∘ tanh c
+#     di   = dc ∘ ĉ ∘ ω     df = dc ∘ c₋₁ ∘ ω     dĉ = dc ∘ B     dc₋₁ = dc ∘ A
+#     dq   = Σ_chunk dc ∘ (c₋₁∘(f − 1) + ĉ∘(i − 1))
+#     df̃   = Σ_chunk dc ∘ c₋₁ + ĩ∘dq            dĩ = Σ_chunk dc ∘ ĉ + f̃∘dq
+#
+# then through the activations: σ' = σ(1 − σ), tanh' = 1 − tanh²; a
+# cumulative sum backward is a matmul with `Mᵀ`; softmax backward is
+# `p ∘ (g − Σ p∘g)`, where `Σ_k p_k (Mᵀ d)_k = Σ_j d_j f̃_j` (resp. `ĩ_j`).
+
+_FUSED_BACKENDS = ("tensorflow", "jax")
+
+
+def fused_path_unsupported(cell):
+    """Why `ONLSTM` must step through the cell generically, or `None`."""
+    backend = keras.backend.backend()
+    if backend not in _FUSED_BACKENDS:
+        return f"backend {backend!r}"
+    if cell.activation is not activations.tanh:
+        return "activation is not tanh"
+    if cell.recurrent_activation is not activations.sigmoid:
+        return "recurrent_activation is not sigmoid"
+    return None
+
+
+def _scan(step, inputs, states, reverse=False, unroll=False):
+    """Runs `step(inputs_t, states) -> (outputs_t, states)` over time.
+
+    `inputs` is a tuple of time-major tensors, `outputs_t` a tuple of
+    tensors (only one with `reverse`). Returns the stacked outputs, in
+    input order also when `reverse`, and the last states. The loop is
+    `keras.layers.RNN`'s own (`backend.rnn`), or a Python loop with `unroll`.
+    """
+    if unroll:
+        n_steps = inputs[0].shape[0]
+        order = range(n_steps - 1, -1, -1) if reverse else range(n_steps)
+        collected = [None] * n_steps
+        for t in order:
+            collected[t], states = step(tuple(x[t] for x in inputs), states)
+        outputs = tuple(ops.stack(ys, axis=0) for ys in zip(*collected))
+        return outputs, states
+
+    def backend_step(inputs_t, states):
+        # A lone output goes through as a tensor: JAX's `rnn` can only flip
+        # a tensor.
+        outputs_t, states = step(inputs_t, states)
+        return (outputs_t[0] if reverse else outputs_t), states
+
+    _, outputs, states = backend_rnn(
+        backend_step,
+        inputs,
+        list(states),
+        go_backwards=reverse,
+        time_major=True,
+        input_length=inputs[0].shape[0],
+        return_all_outputs=True,
+    )
+    if reverse:  # `backend.rnn` gives them in processing order
+        outputs = (ops.flip(outputs, axis=0),)
+    return tuple(outputs), states
+
+
+class FusedRecurrence:
+    """The ON-LSTM layer's recurrence, with a hand-written backward pass.
+
+    Args:
+        cell: The `ONLSTMCell` (its sizes and `master_input` only).
+        dtype: The compute dtype.
+        return_distances: Whether to also return the per-step distances.
+        unroll: Unroll both loops.
+
+    Call arguments:
+        x: `(time, batch, features)`, the inputs, time-major, after dropout.
+        kernel, bias, recurrent_kernel: The weights in the compute dtype;
+            `bias` may be `None`; DropConnect already applied to
+            `recurrent_kernel`.
+        h0, c0: `(batch, units)` initial states.
+        step_mask: `None`, or `(time, batch, 1)`: 1 for real steps, 0 for
+            padding (a padded step keeps both states).
+        recurrent_mask: `None`, or `(batch, units)`: the recurrent-dropout
+            mask on `h₋₁`.
+
+    Returns:
+        `(h_seq, c_last)`, or `(h_seq, c_last, distances)`: the state `h`
+        after every step `(time, batch, units)`, the last `c`, and the
+        `(time, batch, 2)` distances (not masked). Differentiable in `x`,
+        the weights, `h0` and `c0`.
+    """
+
+    def __init__(self, cell, dtype, return_distances=False, unroll=False):
+        self.units, self.levels = cell.units, cell.levels
+        self.chunk, self.gates = cell.chunk_size, cell.gate_size
+        self.return_distances = return_distances
+        self.unroll = unroll
+        levels = self.levels
+        k, j = np.indices((levels, levels))
+        upto = k <= j  # f̃_j = Σ_{k<=j} p_k
+        beyond = k > j if cell.master_input == "cumax" else k >= j
+        zero = np.zeros((levels, levels))
+        sums = np.block([[upto, zero], [zero, beyond]])
+        self.sums = ops.convert_to_tensor(sums, dtype=dtype)
+        self.sums_t = ops.convert_to_tensor(sums.T, dtype=dtype)
+
+    def by_level(self, t):
+        return ops.reshape(t, (-1, self.levels, self.chunk))
+
+    def split(self, z):
+        units = self.units
+        return ops.split(z, [units, 2 * units, 3 * units, 4 * units], axis=-1)
+
+    def master_gates(self, z_master):
+        """`[f̃, ĩ]` and the softmaxes `p`, each `(n, 2, levels)`."""
+        z = ops.reshape(z_master, (-1, 2, self.levels))
+        e = ops.exp(z - ops.max(z, axis=-1, keepdims=True))
+        total = ops.sum(e, axis=-1, keepdims=True)
+        sums = ops.matmul(ops.reshape(e, (-1, 2 * self.levels)), self.sums)
+        return ops.reshape(sums, (-1, 2, self.levels)) / total, e / total
+
+    def cell(self, z, c_prev):
+        """One step from the fused pre-activations: `(h, c, saved)`, with
+        `saved` what the backward pass needs of this step."""
+        z_i, z_f, z_c, z_o, z_m = self.split(z)
+        gates, p = self.master_gates(z_m)
+        mf = ops.expand_dims(gates[:, 0], -1)
+        mi = ops.expand_dims(gates[:, 1], -1)
+        overlap = mf * mi
+        i, f = ops.sigmoid(z_i), ops.sigmoid(z_f)
+        c_hat, o = ops.tanh(z_c), ops.sigmoid(z_o)
+        keep_prev = (mf - overlap) + overlap * self.by_level(f)  # A
+        take_input = (mi - overlap) + overlap * self.by_level(i)  # B
+        c = ops.reshape(
+            self.by_level(c_prev) * keep_prev
+            + self.by_level(c_hat) * take_input,
+            (-1, self.units),
+        )
+        tanh_c = ops.tanh(c)
+        saved = {"i": i, "f": f, "c_hat": c_hat, "o": o, "tanh_c": tanh_c,
+                 "gates": gates, "p": p}
+        return o * tanh_c, c, saved
+
+    def distances(self, gates):
+        """`[1 − mean(f̃), mean(ĩ)]` from `gates` `(time, batch, 2, L)`."""
+        means = ops.mean(gates, axis=-1)
+        return ops.stack([1.0 - means[..., 0], means[..., 1]], axis=-1)
+
+    def forward(self, x, kernel, bias, recurrent_kernel, h0, c0, keep, drop):
+        """The forward loop: `(h_seq, c_prev_seq, saved), c_last`: the state
+        `h` after and `c` before every step, what the backward pass needs
+        of every step (a dict), and the last `c`."""
+        names = []
+
+        def step(inputs, states):
+            h, c = states
+            h_in = h if drop is None else h * drop
+            z = ops.matmul(inputs[0], kernel) + ops.matmul(
+                h_in, recurrent_kernel
+            )
+            if bias is not None:
+                z = z + bias
+            h_new, c_new, saved = self.cell(z, c)
+            if keep is not None:
+                keep_t = inputs[1]
+                h_new = ops.where(keep_t, h_new, h)
+                c_new = ops.where(keep_t, c_new, c)
+            names[:] = sorted(saved)
+            return (h_new, c, *(saved[k] for k in names)), [h_new, c_new]
+
+        inputs = (x,) if keep is None else (x, keep)
+        outputs, (_, c_last) = _scan(
+            step, inputs, [h0, c0], unroll=self.unroll
+        )
+        return (outputs[0], outputs[1], dict(zip(names, outputs[2:]))), c_last
+
+    def backward(self, dh_seq, dc_last, d_dist, c_prev_seq, saved,
+                 recurrent_kernel_t, keep, drop):
+        """The reverse loop: `(dz_seq, dh0, dc0)`."""
+        units, levels = self.units, self.levels
+        names = sorted(saved)
+        inputs = (dh_seq, c_prev_seq, *(saved[k] for k in names))
+        if keep is not None:
+            inputs += (keep,)
+        if d_dist is not None:
+            # d(1 − mean f̃)/df̃_j = −1/L, d(mean ĩ)/dĩ_j = 1/L.
+            sign = ops.convert_to_tensor([-1.0, 1.0], dtype=d_dist.dtype)
+            inputs += (ops.expand_dims(d_dist * sign / levels, -1),)
+
+        def chunk_sum(t):
+            return ops.sum(t, axis=-1)
+
+        def step(inputs, states):
+            dh_next, dc_next = states
+            dh_t, c_prev = inputs[:2]
+            a = dict(zip(names, inputs[2 : 2 + len(names)]))
+            rest = list(inputs[2 + len(names) :])
+            dh = dh_next + dh_t
+            dc = dc_next
+            if keep is not None:  # a padded step passes both gradients on
+                keep_t = rest.pop(0)
+                dh_all = dh
+                dh = ops.where(keep_t, dh, ops.zeros_like(dh))
+                dc = ops.where(keep_t, dc, ops.zeros_like(dc))
+            gates, p, o, tanh_c = a["gates"], a["p"], a["o"], a["tanh_c"]
+            mf = ops.expand_dims(gates[:, 0], -1)
+            mi = ops.expand_dims(gates[:, 1], -1)
+            overlap = mf * mi
+            i = self.by_level(a["i"])
+            f = self.by_level(a["f"])
+            c_hat = self.by_level(a["c_hat"])
+            dc = dc + dh * o * (1.0 - tanh_c * tanh_c)
+            dz_o = dh * tanh_c * o * (1.0 - o)
+            dc = self.by_level(dc)
+            cp = self.by_level(c_prev)
+            d_overlap = dc * overlap
+            dz_i = d_overlap * c_hat * i * (1.0 - i)
+            dz_f = d_overlap * cp * f * (1.0 - f)
+            dz_c = dc * ((mi - overlap) + overlap * i) * (1.0 - c_hat * c_hat)
+            d_q = chunk_sum(dc * (cp * (f - 1.0) + c_hat * (i - 1.0)))
+            d_forget = chunk_sum(dc * cp) + gates[:, 1] * d_q
+            d_input = chunk_sum(dc * c_hat) + gates[:, 0] * d_q
+            d_gates = ops.stack([d_forget, d_input], axis=1)
+            if d_dist is not None:
+                d_gates = d_gates + rest.pop(0)
+            d_p = ops.reshape(
+                ops.matmul(
+                    ops.reshape(d_gates, (-1, 2 * levels)), self.sums_t
+                ),
+                (-1, 2, levels),
+            )
+            d_mean = ops.sum(d_gates * gates, axis=-1, keepdims=True)
+            dz = ops.concatenate(
+                [
+                    ops.reshape(dz_i, (-1, units)),
+                    ops.reshape(dz_f, (-1, units)),
+                    ops.reshape(dz_c, (-1, units)),
+                    dz_o,
+                    ops.reshape(p * (d_p - d_mean), (-1, 2 * levels)),
+                ],
+                axis=-1,
+            )
+            dh_prev = ops.matmul(dz, recurrent_kernel_t)
+            if drop is not None:
+                dh_prev = dh_prev * drop
+            dc_prev = ops.reshape(dc * ((mf - overlap) + overlap * f),
+                                  (-1, units))
+            if keep is not None:
+                dh_prev = ops.where(keep_t, dh_prev, dh_all)
+                dc_prev = ops.where(keep_t, dc_prev, dc_next)
+            return (dz,), [dh_prev, dc_prev]
+
+        (dz_seq,), (dh0, dc0) = _scan(
+            step,
+            inputs,
+            [ops.zeros_like(dc_last), dc_last],
+            reverse=True,
+            unroll=self.unroll,
+        )
+        return dz_seq, dh0, dc0
+
+    def __call__(self, x, kernel, bias, recurrent_kernel, h0, c0,
+                 step_mask=None, recurrent_mask=None):
+        has_bias = bias is not None
+        has_mask = step_mask is not None
+        has_dropout = recurrent_mask is not None
+        args = [x, kernel, recurrent_kernel, h0, c0]
+        args += [a for a in (bias, step_mask, recurrent_mask) if a is not None]
+
+        @ops.custom_gradient
+        def recurrence(*args):
+            x, kernel, recurrent_kernel, h0, c0 = args[:5]
+            rest = list(args[5:])
+            bias = rest.pop(0) if has_bias else None
+            keep = ops.cast(rest.pop(0), "bool") if has_mask else None
+            drop = rest.pop(0) if has_dropout else None
+            (h_seq, c_prev_seq, saved), c_last = self.forward(
+                x, kernel, bias, recurrent_kernel, h0, c0, keep, drop
+            )
+            outputs = (h_seq, c_last)
+            if self.return_distances:
+                outputs += (self.distances(saved["gates"]),)
+
+            def grad(*upstream):
+                # TensorFlow passes one gradient per output, JAX one tuple.
+                if len(upstream) == 1:
+                    upstream = upstream[0]
+                dh_seq, dc_last = upstream[0], upstream[1]
+                d_dist = upstream[2] if self.return_distances else None
+                if dh_seq is None:
+                    dh_seq = ops.zeros_like(h_seq)
+                if dc_last is None:
+                    dc_last = ops.zeros_like(c_last)
+                dz_seq, dh0, dc0 = self.backward(
+                    dh_seq, dc_last, d_dist, c_prev_seq, saved,
+                    ops.transpose(recurrent_kernel), keep, drop,
+                )
+                dz = ops.reshape(dz_seq, (-1, self.gates))
+                h_prev = ops.concatenate(
+                    [ops.expand_dims(h0, 0), h_seq[:-1]], axis=0
+                )
+                if drop is not None:
+                    h_prev = h_prev * drop
+                grads = [
+                    ops.matmul(dz_seq, ops.transpose(kernel)),
+                    ops.matmul(
+                        ops.transpose(ops.reshape(x, (-1, x.shape[-1]))), dz
+                    ),
+                    ops.matmul(
+                        ops.transpose(ops.reshape(h_prev, (-1, self.units))),
+                        dz,
+                    ),
+                    dh0,
+                    dc0,
+                ]
+                if has_bias:
+                    grads.append(ops.sum(dz, axis=0))
+                return tuple(grads) + (None,) * (has_mask + has_dropout)
+
+            return outputs, grad
+
+        return recurrence(*args)
