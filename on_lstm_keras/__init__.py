@@ -6,8 +6,8 @@ parser that reads trees off the master-forget distances
 (`on_lstm_keras.parsing`), and the `RRNN` layer.
 
 Names are imported on first use, so that `import on_lstm_keras.parsing` or
-the `on-lstm` command do not pay for (or print) a Keras backend start-up
-they do not need yet.
+the `on-lstm` command do not pay for a Keras backend start-up they do not
+need (yet).
 """
 
 import importlib

@@ -35,7 +35,9 @@ DEFAULT_OUTPUT = {"zh": "runs/zh", "en": "runs/en"}
 
 
 def quiet_tensorflow():
-    """Keeps TensorFlow's C++ start-up messages off the terminal."""
+    """Keeps TensorFlow's C++ info and warning logs (device probing, XLA)
+    off the terminal, unless `TF_CPP_MIN_LOG_LEVEL` is set. Call it before
+    the backend starts; TensorFlow still prints a few lines at import."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 

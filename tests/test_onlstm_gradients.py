@@ -298,3 +298,34 @@ def test_leading_padding_outputs_zero_like_the_reference():
     )
     for got, want in ((out, r_out), (dist, r_dist), (h, r_h), (c, r_c)):
         np.testing.assert_allclose(ops.convert_to_numpy(got), want, atol=1e-5)
+
+
+def test_stateful_layer_gradients_use_the_states_from_before_the_call():
+    """A stateful layer updates its state variables after the call; the
+    recurrent-kernel gradient must still use the old states (eager TF)."""
+    if keras.backend.backend() != "tensorflow":
+        pytest.skip("only TensorFlow tensors can alias a variable's buffer")
+    import tensorflow as tf
+
+    rng = np.random.default_rng(11)
+    x = tf.constant(rng.normal(size=(BATCH, TIME, FEATURES)).astype("float32"))
+    h0 = rng.normal(0, 0.5, (BATCH, UNITS)).astype("float32")
+    c0 = rng.normal(0, 0.5, (BATCH, UNITS)).astype("float32")
+    stateful = ONLSTM(UNITS, CHUNK, stateful=True, return_sequences=True)
+    stateful.build((BATCH, TIME, FEATURES))
+    explicit = ONLSTM(UNITS, CHUNK, return_sequences=True)
+    explicit.build((BATCH, TIME, FEATURES))
+    explicit.set_weights(stateful.get_weights())
+    for variable, value in zip(stateful.states, (h0, c0)):
+        variable.assign(value)
+
+    def grads(layer, **kwargs):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.sin(3.0 * layer(x, **kwargs)))
+        return [g.numpy() for g in tape.gradient(loss, layer.trainable_variables)]
+
+    got = grads(stateful)
+    want = grads(explicit, initial_state=[tf.constant(h0), tf.constant(c0)])
+    assert not np.allclose(stateful.states[0].numpy(), h0)  # it did update
+    for name, a, b in zip(NAMES, got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6, err_msg=name)

@@ -682,7 +682,11 @@ class ONLSTM(RNN):
         """`inner_loop` through `FusedRecurrence`, time-major inside."""
         cell = self.cell
         dtype = sequences.dtype
-        h0, c0 = initial_state
+        # Copies: a stateful caller assigns new values to the variables that
+        # hold these states right after this call, and on TensorFlow a tensor
+        # read from a variable can see that assignment; the backward pass
+        # needs the values from before it.
+        h0, c0 = (ops.copy(s) for s in initial_state)
         if training and cell.dropout > 0:  # one mask for every step
             sequences = sequences * ops.expand_dims(
                 cell.get_dropout_mask(sequences[:, 0]), 1
