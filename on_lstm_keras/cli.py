@@ -12,22 +12,26 @@ import sys
 
 PRESETS = {
     # Sized for about 15 minutes on 2 CPU cores on the default Chinese corpus.
+    # Untied: with Adam and a few epochs, tying the softmax to the embedding
+    # slowed learning a lot here (README, "Choices").
     "small": dict(embedding_size=128, hidden_size=256, num_layers=3,
                   chunk_size=8, input_dropout=0.2, layer_dropout=0.2,
                   output_dropout=0.3, embedding_dropout=0.05, weight_drop=0.2,
-                  batch_size=32, bptt=35, epochs=3, optimizer="adam",
-                  min_count=3, max_vocab=10000),
+                  tie_weights=False, batch_size=32, bptt=35, epochs=3,
+                  optimizer="adam", min_count=3, max_vocab=10000),
     # PTB on 2 CPU cores: ON-LSTM and LSTM in about an hour together.
     "ptb-cpu": dict(embedding_size=200, hidden_size=400, num_layers=3,
                     chunk_size=10, input_dropout=0.3, layer_dropout=0.2,
                     output_dropout=0.3, embedding_dropout=0.05,
-                    weight_drop=0.2, batch_size=20, bptt=35, epochs=6,
+                    weight_drop=0.2, tie_weights=False, batch_size=20,
+                    bptt=35, epochs=5,
                     optimizer="adam", min_count=1, max_vocab=None),
     # The paper's PTB model (Shen et al. 2019; AWD-LSTM settings).
     "paper": dict(embedding_size=400, hidden_size=1150, num_layers=3,
                   chunk_size=10, input_dropout=0.5, layer_dropout=0.3,
                   output_dropout=0.45, embedding_dropout=0.1, weight_drop=0.45,
-                  batch_size=20, bptt=70, epochs=1000, optimizer="sgd",
+                  tie_weights=True, batch_size=20, bptt=70, epochs=1000,
+                  optimizer="sgd",
                   learning_rate=30.0, min_count=1, max_vocab=None),
 }
 
@@ -72,6 +76,9 @@ def add_train_arguments(parser, language=None):
     ):
         parser.add_argument(f"--{name}", type=kind, default=None)
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default=None)
+    parser.add_argument("--tie-weights", action=argparse.BooleanOptionalAction,
+                        default=None, help="share the embedding with the "
+                        "softmax (the paper); default: the preset's")
     parser.add_argument("--variable-bptt", action="store_true")
     parser.add_argument("--data-parallel", action="store_true",
                         help="train on every GPU (or logical CPU) with the "

@@ -147,6 +147,7 @@ MODEL_DEFAULTS = dict(
     embedding_size=400, hidden_size=1150, num_layers=3, chunk_size=10,
     input_dropout=0.5, layer_dropout=0.3, output_dropout=0.45,
     embedding_dropout=0.1, weight_drop=0.45, master_input="cumax",
+    tie_weights=True,
 )
 TRAINING_DEFAULTS = dict(
     batch_size=20, bptt=70, epochs=1, optimizer="sgd", learning_rate=None,
