@@ -252,7 +252,12 @@ def test_fused_path_conditions():
     cell = ONLSTMCell(UNITS, CHUNK)
     from on_lstm_keras.layers import onlstm_fused
 
-    assert onlstm_fused.fused_path_unsupported(cell) is None
+    if keras.backend.backend() in ("tensorflow", "jax"):
+        assert onlstm_fused.fused_path_unsupported(cell) is None
+    else:
+        # Other backends always step through the cell and say why.
+        assert "backend" in onlstm_fused.fused_path_unsupported(cell)
+        return
     other = ONLSTMCell(UNITS, CHUNK, activation="relu")
     assert "activation" in onlstm_fused.fused_path_unsupported(other)
     other = ONLSTMCell(UNITS, CHUNK, recurrent_activation="hard_sigmoid")
