@@ -15,6 +15,10 @@ from keras.src.backend import rnn as backend_rnn
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
+from on_lstm_keras.layers._rnn_extras import check_sequence_rank
+from on_lstm_keras.layers._rnn_extras import insert_extra_masks
+from on_lstm_keras.layers._rnn_extras import insert_extras
 from on_lstm_keras.layers.onlstm_fused import FusedRecurrence
 from on_lstm_keras.layers.onlstm_fused import fused_path_unsupported
 from on_lstm_keras.ops import cumax
@@ -397,21 +401,6 @@ class ONLSTMCell(Layer, DropoutRNNCell):
         ]
 
 
-def _cell_property(name):
-    return property(
-        lambda self: getattr(self.cell, name),
-        doc=f"The cell's `{name}`.",
-    )
-
-
-def _check_sequence_rank(shape):
-    if len(shape) != 3:
-        raise ValueError(
-            "Argument `inputs` of ONLSTM must be a 3D tensor "
-            f"(batch, timesteps, features), received: shape={tuple(shape)}"
-        )
-
-
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
 class ONLSTM(RNN):
     """Ordered Neurons LSTM layer (Shen et al., ICLR 2019).
@@ -589,7 +578,7 @@ class ONLSTM(RNN):
         self.use_fused_recurrence = True
 
     def build(self, sequences_shape, initial_state_shape=None):
-        _check_sequence_rank(sequences_shape)
+        check_sequence_rank("ONLSTM", sequences_shape)
         super().build(sequences_shape, initial_state_shape)
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
@@ -599,18 +588,16 @@ class ONLSTM(RNN):
         if not self.return_distances:
             return shapes
         distances_shape = (sequences_shape[0], sequences_shape[1], 2)
-        if self.return_state:
-            return shapes[0], distances_shape, *shapes[1:]
-        return shapes, distances_shape
+        return insert_extras(shapes, [distances_shape], self.return_state)
 
     def compute_mask(self, inputs, mask):
         output_mask = super().compute_mask(inputs, mask)
         if not self.return_distances:
             return output_mask
         sequence_mask = tree.flatten(mask)[0]
-        if self.return_state:
-            return [output_mask[0], sequence_mask] + output_mask[1:]
-        return [output_mask, sequence_mask]
+        return insert_extra_masks(
+            output_mask, sequence_mask, 1, self.return_state
+        )
 
     def inner_loop(self, sequences, initial_state, mask, training=False):
         if tree.is_nested(mask):
@@ -744,7 +731,7 @@ class ONLSTM(RNN):
         ]
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
-        _check_sequence_rank(sequences.shape)
+        check_sequence_rank("ONLSTM", sequences.shape)
         result = super().call(
             sequences, mask=mask, training=training, initial_state=initial_state
         )
@@ -752,9 +739,7 @@ class ONLSTM(RNN):
             return result
         distances = ops.cast(self._step_distances, self.compute_dtype)
         self._step_distances = None
-        if self.return_state:
-            return result[0], distances, *result[1:]
-        return result, distances
+        return insert_extras(result, [distances], self.return_state)
 
     units = _cell_property("units")
     chunk_size = _cell_property("chunk_size")

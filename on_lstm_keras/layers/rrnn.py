@@ -26,6 +26,10 @@ from keras.layers import RNN
 from keras.src.backend import rnn as backend_rnn
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
+from on_lstm_keras.layers._rnn_extras import check_sequence_rank
+from on_lstm_keras.layers._rnn_extras import insert_extra_masks
+from on_lstm_keras.layers._rnn_extras import insert_extras
 from on_lstm_keras.layers.rrnn_trees import ACTIVATIONS
 from on_lstm_keras.layers.rrnn_trees import DEFAULT_ACTIVATIONS
 from on_lstm_keras.layers.rrnn_trees import NUM_LEAVES
@@ -724,21 +728,6 @@ class RRNNCell(Layer):
         return {**base_config, **config}
 
 
-def _cell_property(name):
-    return property(
-        lambda self: getattr(self.cell, name),
-        doc=f"The cell's `{name}`.",
-    )
-
-
-def _check_sequence_rank(shape):
-    if len(shape) != 3:
-        raise ValueError(
-            "Argument `inputs` of RRNN must be a 3D tensor "
-            f"(batch, timesteps, features), received: shape={tuple(shape)}"
-        )
-
-
 _CELL_ARGS = (
     "units",
     "iterations",
@@ -1074,7 +1063,7 @@ class RRNN(RNN):
         return self.margin_weight > 0 and self.cell.selection != "forced"
 
     def build(self, sequences_shape, initial_state_shape=None):
-        _check_sequence_rank(sequences_shape)
+        check_sequence_rank("RRNN", sequences_shape)
         super().build(sequences_shape, initial_state_shape)
 
     def _extra_shapes(self, sequences_shape):
@@ -1092,12 +1081,9 @@ class RRNN(RNN):
         shapes = super().compute_output_shape(
             sequences_shape, initial_state_shape
         )
-        extras = self._extra_shapes(sequences_shape)
-        if not extras:
-            return shapes
-        if self.return_state:
-            return shapes[0], *extras, *shapes[1:]
-        return shapes, *extras
+        return insert_extras(
+            shapes, self._extra_shapes(sequences_shape), self.return_state
+        )
 
     def compute_output_spec(
         self, sequences, initial_state=None, mask=None, training=False
@@ -1117,11 +1103,9 @@ class RRNN(RNN):
         if not extras:
             return output_mask
         sequence_mask = nest.flatten(mask)[0] if mask is not None else None
-        if self.return_state:
-            return [output_mask[0]] + [sequence_mask] * extras + list(
-                output_mask[1:]
-            )
-        return [output_mask] + [sequence_mask] * extras
+        return insert_extra_masks(
+            output_mask, sequence_mask, extras, self.return_state
+        )
 
     def inner_loop(self, sequences, initial_state, mask, training=False):
         if nest.is_nested(mask):
@@ -1215,7 +1199,7 @@ class RRNN(RNN):
         return last_output, outputs, states
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
-        _check_sequence_rank(sequences.shape)
+        check_sequence_rank("RRNN", sequences.shape)
         result = super().call(
             sequences, mask=mask, training=training, initial_state=initial_state
         )
@@ -1236,11 +1220,7 @@ class RRNN(RNN):
             extras.append(trees)
         if self.return_nodes:
             extras.append(ops.cast(nodes, self.compute_dtype))
-        if not extras:
-            return result
-        if self.return_state:
-            return result[0], *extras, *result[1:]
-        return result, *extras
+        return insert_extras(result, extras, self.return_state)
 
     # -- reading trees ----------------------------------------------------
 
