@@ -81,6 +81,9 @@ def _scan(step, inputs, states, reverse=False, unroll=False):
         outputs = tuple(ops.stack(ys, axis=0) for ys in zip(*collected))
         return outputs, states
 
+    if inputs[0].shape[0] is None:
+        return _scan_unknown_length(step, inputs, states, reverse)
+
     def backend_step(inputs_t, states):
         # A lone output goes through as a tensor: JAX's `rnn` can only flip
         # a tensor.
@@ -99,6 +102,41 @@ def _scan(step, inputs, states, reverse=False, unroll=False):
     if reverse:  # `backend.rnn` gives them in processing order
         outputs = (ops.flip(outputs, axis=0),)
     return tuple(outputs), states
+
+
+def _scan_unknown_length(step, inputs, states, reverse):
+    """`_scan` over a time axis whose length is known only at run time.
+
+    `backend.rnn` reads the number of steps from its input's static shape
+    unless that input is one tensor, batch-major; a tuple of time-major
+    tensors of unknown length makes it fail. So the loop runs over a
+    `(1, time, 1)` placeholder, and each step reads its own slice of
+    `inputs` at a step counter carried as an extra state.
+    """
+    n_steps = ops.shape(inputs[0])[0]
+    clock = ops.zeros((1, n_steps, 1), dtype="int8")
+    first = n_steps - 1 if reverse else 0
+    stride = -1 if reverse else 1
+
+    def counted_step(_, carried):
+        t, states = carried[0], carried[1:]
+        inputs_t = tuple(ops.take(x, t, axis=0) for x in inputs)
+        outputs_t, states = step(inputs_t, list(states))
+        return (outputs_t[0] if reverse else outputs_t), [t + stride, *states]
+
+    start = ops.convert_to_tensor(first, dtype="int32")
+    _, outputs, carried = backend_rnn(
+        counted_step,
+        clock,
+        [start, *states],
+        return_all_outputs=True,
+    )
+    # `backend.rnn` gives the outputs batch-major, in processing order.
+    if reverse:
+        outputs = (ops.flip(ops.swapaxes(outputs, 0, 1), axis=0),)
+    else:
+        outputs = tuple(ops.swapaxes(y, 0, 1) for y in outputs)
+    return outputs, list(carried[1:])
 
 
 class FusedRecurrence:
@@ -151,11 +189,11 @@ class FusedRecurrence:
 
     def master_gates(self, z_master):
         """`[f̃, ĩ]` and the softmaxes `p`, each `(n, 2, levels)`."""
-        z = ops.reshape(z_master, (-1, 2, self.levels))
-        e = ops.exp(z - ops.max(z, axis=-1, keepdims=True))
-        total = ops.sum(e, axis=-1, keepdims=True)
-        sums = ops.matmul(ops.reshape(e, (-1, 2 * self.levels)), self.sums)
-        return ops.reshape(sums, (-1, 2, self.levels)) / total, e / total
+        # `softmax`, not `exp(z - max z)`: TensorFlow's `max` refuses the
+        # empty tensor of a batch of size 0.
+        p = ops.softmax(ops.reshape(z_master, (-1, 2, self.levels)), axis=-1)
+        sums = ops.matmul(ops.reshape(p, (-1, 2 * self.levels)), self.sums)
+        return ops.reshape(sums, (-1, 2, self.levels)), p
 
     def cell(self, z, c_prev):
         """One step from the fused pre-activations: `(h, c, saved)`, with
