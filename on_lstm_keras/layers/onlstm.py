@@ -8,6 +8,7 @@ from keras import ops
 from keras import regularizers
 from keras import tree
 from keras.layers import Layer
+from keras import backend
 from keras.layers import RNN
 # The backend-agnostic recurrence that `keras.layers.RNN` itself runs on, and
 # the mix-in through which `keras.layers.RNN` draws a cell's dropout masks.
@@ -466,8 +467,9 @@ class ONLSTM(RNN):
             also returns a `(batch, timesteps, 2)` tensor of distances
             `[d_f, d_i]`, right after the output and before any states,
             whatever `return_sequences` is. Padded steps (where the mask is
-            `False`) give distances of 0. With `go_backwards=True` they come
-            in processing order, like the outputs.
+            `False`) give distances of 0. They always come in the input's
+            time order: `distances[:, t]` belongs to input step `t`, also
+            with `go_backwards=True` (whose output sequence is reversed).
         go_backwards: Boolean (default `False`), process the sequence
             backwards and return the reversed sequence.
         stateful: Boolean (default `False`), reuse the last state of each
@@ -533,8 +535,14 @@ class ONLSTM(RNN):
         go_backwards=False,
         stateful=False,
         unroll=False,
+        use_cudnn="auto",
         **kwargs,
     ):
+        if use_cudnn not in ("auto", True, False):
+            raise ValueError(
+                "Argument `use_cudnn` of ONLSTM must be 'auto', True or "
+                f"False, received: use_cudnn={use_cudnn!r}"
+            )
         cell = ONLSTMCell(
             units,
             chunk_size,
@@ -571,32 +579,58 @@ class ONLSTM(RNN):
             **kwargs,
         )
         self.return_distances = bool(return_distances)
+        self.use_cudnn = use_cudnn
         self._step_distances = None
         # Set to False to step through the cell generically (for tests and
         # benchmarks); the fused recurrence is used only where
         # `fused_path_unsupported` allows it.
         self.use_fused_recurrence = True
 
+    @property
+    def return_state(self):
+        """Whether the layer's result is a tuple `(output, *more)`.
+
+        `True` with `return_state=True` and also with `return_distances`:
+        wrappers such as `keras.layers.Bidirectional` read this attribute to
+        tell the output from what follows it, and then pass the distances on
+        as they pass states on. Whether the last states themselves are
+        returned is the constructor's `return_state`, kept in
+        `returns_states` (and in `get_config()`).
+        """
+        return self.returns_states or getattr(self, "return_distances", False)
+
+    @return_state.setter
+    def return_state(self, value):
+        # `keras.layers.RNN.__init__` sets it from the argument.
+        self.returns_states = bool(value)
+
     def build(self, sequences_shape, initial_state_shape=None):
         check_sequence_rank("ONLSTM", sequences_shape)
         super().build(sequences_shape, initial_state_shape)
 
     def compute_output_shape(self, sequences_shape, initial_state_shape=None):
-        shapes = super().compute_output_shape(
-            sequences_shape, initial_state_shape
+        batch, length = sequences_shape[0], sequences_shape[1]
+        if self.return_sequences:
+            output_shape = (batch, length, self.units)
+        else:
+            output_shape = (batch, self.units)
+        state_shapes = [(batch, self.units)] * 2
+        distances_shape = [(batch, length, 2)] * self.return_distances
+        return insert_extras(
+            (output_shape, *state_shapes) if self.returns_states
+            else output_shape,
+            distances_shape,
+            self.returns_states,
         )
-        if not self.return_distances:
-            return shapes
-        distances_shape = (sequences_shape[0], sequences_shape[1], 2)
-        return insert_extras(shapes, [distances_shape], self.return_state)
 
     def compute_mask(self, inputs, mask):
-        output_mask = super().compute_mask(inputs, mask)
-        if not self.return_distances:
-            return output_mask
         sequence_mask = tree.flatten(mask)[0]
+        output_mask = sequence_mask if self.return_sequences else None
+        if self.returns_states:
+            output_mask = [output_mask, None, None]
         return insert_extra_masks(
-            output_mask, sequence_mask, 1, self.return_state
+            output_mask, sequence_mask, int(self.return_distances),
+            self.returns_states,
         )
 
     def inner_loop(self, sequences, initial_state, mask, training=False):
@@ -653,10 +687,10 @@ class ONLSTM(RNN):
         )
         if self.return_distances:
             distances = outputs[..., units:]
+            if self.go_backwards:  # to the input's time order
+                distances = ops.flip(distances, axis=1)
             if mask is not None:
                 step_mask = ops.cast(mask, distances.dtype)
-                if self.go_backwards:
-                    step_mask = ops.flip(step_mask, axis=1)
                 distances = distances * ops.expand_dims(step_mask, -1)
             # Handed to `call`, which runs this method and returns them.
             self._step_distances = distances
@@ -724,6 +758,8 @@ class ONLSTM(RNN):
             distances = result[2]
             if step_mask is not None:
                 distances = distances * step_mask
+            if self.go_backwards:  # to the input's time order
+                distances = ops.flip(distances, axis=0)
             self._step_distances = ops.transpose(distances, (1, 0, 2))
         return outputs[-1], ops.transpose(outputs, (1, 0, 2)), [
             h_seq[-1],
@@ -732,14 +768,35 @@ class ONLSTM(RNN):
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         check_sequence_rank("ONLSTM", sequences.shape)
+        if sequences.shape[1] == 0:
+            raise ValueError(
+                "Argument `inputs` of ONLSTM has no time steps: an RNN needs "
+                "at least one step to give an output (keras.layers.LSTM "
+                f"fails too), received: shape={tuple(sequences.shape)}"
+            )
+        if self.use_cudnn is True:
+            raise ValueError(
+                "Argument `use_cudnn` of ONLSTM is True, but there is no "
+                "cuDNN kernel for ON-LSTM. Pass use_cudnn='auto' or False: "
+                "the layer then runs its own fused recurrence."
+            )
+        if not backend.is_float_dtype(sequences.dtype):
+            # As `keras.layers.LSTM`, whose matmuls promote integers.
+            sequences = ops.cast(sequences, self.compute_dtype)
         result = super().call(
             sequences, mask=mask, training=training, initial_state=initial_state
         )
-        if not self.return_distances:
-            return result
-        distances = ops.cast(self._step_distances, self.compute_dtype)
-        self._step_distances = None
-        return insert_extras(result, [distances], self.return_state)
+        if self.return_state:  # `RNN.call` gave `(output, h, c)`
+            output, states = result[0], list(result[1:])
+        else:
+            output, states = result, []
+        distances = []
+        if self.return_distances:
+            distances = [ops.cast(self._step_distances, self.compute_dtype)]
+            self._step_distances = None
+        if not self.returns_states:
+            return (output, *distances) if distances else output
+        return insert_extras((output, *states), distances, True)
 
     units = _cell_property("units")
     chunk_size = _cell_property("chunk_size")
@@ -793,7 +850,9 @@ class ONLSTM(RNN):
             self.activity_regularizer
         )
         config["return_distances"] = self.return_distances
+        config["use_cudnn"] = self.use_cudnn
         base_config = super().get_config()
+        base_config["return_state"] = self.returns_states
         del base_config["cell"]
         return {**base_config, **config}
 
