@@ -29,6 +29,9 @@ def cumax(x, axis=-1):
     >>> np.round(keras.ops.convert_to_numpy(y), 2).tolist()
     [[0.25, 0.5, 0.75, 1.0]]
     """
+    x = ops.convert_to_tensor(x)
+    if x.shape[axis] == 1:  # one level: exactly 1 (softmax would warn)
+        return ops.ones_like(x)
     return ops.cumsum(ops.softmax(x, axis=axis), axis=axis)
 
 
@@ -56,5 +59,8 @@ def reverse_cumax(x, axis=-1):
     >>> np.round(keras.ops.convert_to_numpy(y), 2).tolist()
     [[1.0, 0.75, 0.5, 0.25]]
     """
+    x = ops.convert_to_tensor(x)
+    if x.shape[axis] == 1:  # one level: exactly 1 (softmax would warn)
+        return ops.ones_like(x)
     p = ops.softmax(x, axis=axis)
     return ops.flip(ops.cumsum(ops.flip(p, axis), axis), axis)

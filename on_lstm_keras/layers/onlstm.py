@@ -137,6 +137,8 @@ class ONLSTMCell(Layer, DropoutRNNCell):
         seed=None,
         **kwargs,
     ):
+        # Accepted as `keras.layers.LSTMCell` accepts it; one implementation.
+        kwargs.pop("implementation", None)
         units = check.positive_int("units", units)
         chunk_size = check.positive_int("chunk_size", chunk_size)
         if units % chunk_size:
@@ -538,6 +540,8 @@ class ONLSTM(RNN):
         use_cudnn="auto",
         **kwargs,
     ):
+        # Accepted as `keras.layers.LSTM` accepts it; one implementation.
+        kwargs.pop("implementation", None)
         if use_cudnn not in ("auto", True, False):
             raise ValueError(
                 "Argument `use_cudnn` of ONLSTM must be 'auto', True or "

@@ -191,7 +191,9 @@ class FusedRecurrence:
         """`[f̃, ĩ]` and the softmaxes `p`, each `(n, 2, levels)`."""
         # `softmax`, not `exp(z - max z)`: TensorFlow's `max` refuses the
         # empty tensor of a batch of size 0.
-        p = ops.softmax(ops.reshape(z_master, (-1, 2, self.levels)), axis=-1)
+        z = ops.reshape(z_master, (-1, 2, self.levels))
+        # One level: p = 1 exactly (and Keras warns of a softmax over one).
+        p = ops.ones_like(z) if self.levels == 1 else ops.softmax(z, axis=-1)
         sums = ops.matmul(ops.reshape(p, (-1, 2 * self.levels)), self.sums)
         return ops.reshape(sums, (-1, 2, self.levels)), p
 
