@@ -23,6 +23,7 @@ from on_lstm_keras.models.training import make_optimizer
 from on_lstm_keras.models.training import train_language_model
 from on_lstm_keras.parsing.model_parser import parse_sentences
 from on_lstm_keras.parsing.model_parser import sentence_distances
+from on_lstm_keras.parsing.trees import distances_to_tree
 
 pytestmark = pytest.mark.backend
 
@@ -235,6 +236,51 @@ def test_training_learns_and_resumes_exactly(tmp_path):
     assert os.path.exists(tmp_path / "b" / "model.keras")
 
 
+def test_resume_keeps_the_best_model_of_the_whole_run(tmp_path):
+    """A resumed epoch that is worse than an earlier one must not replace
+    `model.keras`: the best perplexity so far is carried over the resume."""
+    ids = pattern_stream()
+    valid = pattern_stream(40, seed=1)
+
+    class SpoilFromEpoch1(keras.callbacks.Callback):
+        """Scrambles the embedding after every batch of epoch 1 onwards."""
+
+        def on_epoch_begin(self, epoch, logs=None):
+            self.epoch = epoch
+
+        def on_train_batch_end(self, batch, logs=None):
+            if self.epoch >= 1:
+                emb = self.model.embedding.embeddings
+                noise = np.random.default_rng(batch).normal(0, 2, emb.shape)
+                emb.assign(noise.astype("float32"))
+
+    def run(epochs, resume=False):
+        keras.utils.set_random_seed(0)
+        model = small_model(vocab_size=8, num_layers=2, stateful=True,
+                            weight_drop=0.0, input_dropout=0.0)
+        compile_language_model(model, make_optimizer("adam", 0.05))
+        train_language_model(
+            model, ids, valid, str(tmp_path), batch_size=4, bptt=10,
+            epochs=epochs, eval_batch_size=2, resume=resume, verbose=0,
+            callbacks=[SpoilFromEpoch1()],
+        )
+
+    run(1)
+    path = str(tmp_path / "model.keras")
+    best = [np_(w) for w in keras.saving.load_model(path).trainable_weights]
+    run(2, resume=True)
+    with open(tmp_path / "history.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["epoch"]) for r in rows] == [0, 1]
+    first, second = (float(r["val_perplexity"]) for r in rows)
+    assert second > first  # epoch 1 is worse
+    kept = keras.saving.load_model(path)
+    for a, b in zip(kept.trainable_weights, best):
+        np.testing.assert_array_equal(np_(a), b)
+    # The kept model's validation perplexity is epoch 0's.
+    assert evaluate_perplexity(kept, valid, 2, 10) == pytest.approx(first, rel=1e-4)
+
+
 def test_distances_for_parsing_trim_the_boundaries():
     model = small_model()
     model.build_for(1)
@@ -246,7 +292,10 @@ def test_distances_for_parsing_trim_the_boundaries():
         _, d = model(tokens, return_distances=True)
         np.testing.assert_allclose(distances, np_(d)[0, :, 1:-1, 0], atol=1e-6)
     (tree, d), = parse_sentences(model, vocab, sentences[:1], layer=2)
-    assert sorted(str(tree).replace("[", "").replace("]", "").replace("'", "").split(", ")) == ["w1", "w2", "w3"]
+    tokens = np.array([[2, *vocab.encode(sentences[0]), 2]], "int32")
+    layer_2 = np_(model(tokens, return_distances=True)[1])[0, 1, 1:-1, 0]
+    np.testing.assert_allclose(d, layer_2, atol=1e-6)
+    assert tree == distances_to_tree(sentences[0], layer_2)
     with pytest.raises(ValueError, match="layer=4"):
         parse_sentences(model, vocab, sentences, layer=4)
 
