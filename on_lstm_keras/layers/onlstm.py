@@ -464,7 +464,10 @@ class ONLSTM(RNN):
         return_sequences: Boolean (default `False`), whether to return the
             whole output sequence or only the last output.
         return_state: Boolean (default `False`), whether to also return the
-            last states `h` and `c`.
+            last states `h` and `c`. Kept as `returns_states`; the attribute
+            `return_state` reads `True` whenever the result is a tuple (also
+            with `return_distances` alone), which is what wrappers such as
+            `keras.layers.Bidirectional` read it for.
         return_distances: Boolean (default `False`). If `True`, the layer
             also returns a `(batch, timesteps, 2)` tensor of distances
             `[d_f, d_i]`, right after the output and before any states,
@@ -478,9 +481,15 @@ class ONLSTM(RNN):
             sample as the initial state of the same sample in the next batch.
         unroll: Boolean (default `False`), unroll the loop (short sequences
             only).
+        use_cudnn: `"auto"` (default), `False` or `True`, as for
+            `keras.layers.LSTM`. There is no cuDNN ON-LSTM: `"auto"` and
+            `False` run the layer's own recurrence, `True` raises a
+            `ValueError` when the layer is called.
 
     Call arguments:
-        inputs: A 3D tensor `(batch, timesteps, features)`.
+        inputs: A 3D tensor `(batch, timesteps, features)`; any number of
+            time steps but 0 on every call, any batch size including 0.
+            Integer inputs are cast to the compute dtype.
         mask: Boolean tensor `(batch, timesteps)`; `False` marks padding.
         training: Python boolean; dropout and DropConnect apply only in
             training.
@@ -488,7 +497,16 @@ class ONLSTM(RNN):
 
     Returns:
         `output`, then `distances` if `return_distances`, then `h, c` if
-        `return_state`.
+        `return_state`. `output` is `(batch, timesteps, units)` with
+        `return_sequences`, else `(batch, units)`; `distances` is
+        `(batch, timesteps, 2)`; `h` and `c` are `(batch, units)`.
+
+    In `keras.layers.Bidirectional(ONLSTM(..., return_distances=True))`,
+    the distances of both directions come back, each after the merged
+    output (both outputs with `merge_mode=None`) and before that direction's
+    states: `output, d_fwd, d_bwd`, or with `return_state`
+    `output, d_fwd, h_fwd, c_fwd, d_bwd, h_bwd, c_bwd`. Both `d_fwd` and
+    `d_bwd` are in the input's time order.
 
     Example:
 
@@ -506,6 +524,10 @@ class ONLSTM(RNN):
     >>> output, distances = layer(np.zeros((2, 12, 8)))
     >>> tuple(output.shape), tuple(distances.shape)
     ((2, 32), (2, 12, 2))
+    >>> bi = keras.layers.Bidirectional(
+    ...     ONLSTM(8, 4, return_sequences=True, return_distances=True))
+    >>> [tuple(t.shape) for t in bi(np.zeros((2, 12, 8)))]
+    [(2, 12, 16), (2, 12, 2), (2, 12, 2)]
     """
 
     def __init__(
