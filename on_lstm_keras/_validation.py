@@ -4,6 +4,7 @@ Every check raises a `ValueError` that names the argument and the value
 received, so that a bad call is fixed from the message alone.
 """
 
+import math
 import numbers
 
 
@@ -33,6 +34,21 @@ def non_negative_int(name, value):
             f"received: {name}={value!r}"
         )
     return int(value)
+
+
+def positive_float(name, value):
+    """Returns `value` as a float if it is a finite number > 0, else raises."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(float(value))
+        or value <= 0
+    ):
+        raise ValueError(
+            f"Argument `{name}` must be a finite number > 0, "
+            f"received: {name}={value!r}"
+        )
+    return float(value)
 
 
 def rate(name, value):

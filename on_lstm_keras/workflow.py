@@ -156,6 +156,64 @@ TRAINING_DEFAULTS = dict(
 )
 
 
+# What a resumed run may change: how long it trains and its learning rate
+# (lower it to continue after a divergence).
+RESUME_SETTINGS = ("epochs", "learning_rate")
+
+
+def check_settings(settings):
+    """Raises a `ValueError` naming the first bad setting.
+
+    `train` calls it before it writes anything.
+
+    Args:
+        settings: Any of `MODEL_DEFAULTS`, `TRAINING_DEFAULTS` and `cell`.
+    """
+    from on_lstm_keras.models import ONLSTMLanguageModel
+
+    s = {**MODEL_DEFAULTS, **TRAINING_DEFAULTS, "cell": "onlstm", **settings}
+    # The model checks its own arguments (sizes, rates, chunk_size).
+    ONLSTMLanguageModel(4, cell=s["cell"],
+                        **{k: s[k] for k in MODEL_DEFAULTS})
+    for key in ("batch_size", "bptt", "epochs", "eval_batch_size",
+                "min_count"):
+        check.positive_int(key, s[key])
+    if s["max_vocab"] is not None and check.positive_int(
+            "max_vocab", s["max_vocab"]) < 4:
+        raise ValueError(
+            "Argument `max_vocab` must be at least 4 (3 special tokens and a "
+            f"word), received: max_vocab={s['max_vocab']!r}"
+        )
+    check.choice("optimizer", s["optimizer"], ("sgd", "adam"))
+    for key in ("learning_rate", "clipnorm"):
+        if s[key] is not None:
+            check.positive_float(key, s[key])
+    if s["weight_decay"] is not None and s["weight_decay"] != 0:
+        check.positive_float("weight_decay", s["weight_decay"])
+    check.non_negative_int("seed", s["seed"])
+
+
+def check_resume_settings(recorded, settings, output_dir):
+    """Raises a `ValueError` for a setting that a resumed run may not change
+    (all but `RESUME_SETTINGS`) given with a value other than the run's.
+
+    Args:
+        recorded: The run's `run.json`.
+        settings: The settings given for the resumed run.
+        output_dir: The run's directory (for the message).
+    """
+    for key, value in settings.items():
+        if key not in MODEL_DEFAULTS and key not in TRAINING_DEFAULTS:
+            continue  # not a setting of the run (e.g. data_parallel)
+        was = recorded["model"].get(key, recorded["training"].get(key))
+        if key not in RESUME_SETTINGS and value != was:
+            raise ValueError(
+                f"Argument `{key}` cannot change when a run is resumed (the "
+                f"run in {output_dir} has {key}={was!r}), received: "
+                f"{key}={value!r}"
+            )
+
+
 def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
           callbacks=(), info=None, data_parallel=False, **settings):
     """Trains a language model on `corpus` into `output_dir` and tests it.
@@ -167,7 +225,9 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
             results), `history.csv`, `checkpoint/`.
         cell: `"onlstm"` or `"lstm"` (the same-size baseline).
         resume: Continue the run in `output_dir` from its last epoch
-            checkpoint, with the settings recorded in its `run.json`.
+            checkpoint, with the settings recorded in its `run.json`; only
+            `epochs` and `learning_rate` may be given anew (by default the
+            run trains to the epoch count it recorded).
         verbose: Keras progress output.
         callbacks: More Keras callbacks for `fit`.
         info: Extra fields for `run.json` (e.g. what the corpus was).
@@ -191,6 +251,7 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
     unknown = set(settings) - set(MODEL_DEFAULTS) - set(TRAINING_DEFAULTS)
     if unknown:
         raise TypeError(f"Unknown settings: {sorted(unknown)}")
+    cell = check.choice("cell", cell, ("onlstm", "lstm"))
     if resume:
         recorded = read_run_info(output_dir)
         if not recorded.get("model"):
@@ -198,21 +259,32 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
                 f"--resume: {output_dir} holds no run to resume (no run.json)"
             )
         model_settings = recorded["model"]
-        training = {**recorded["training"], "epochs": settings.get(
-            "epochs", recorded["training"]["epochs"])}
+        training = dict(recorded["training"])
+        check_resume_settings(recorded, settings, output_dir)
+        new_lr = settings.get("learning_rate", training["learning_rate"])
+        lr_changed = new_lr != training["learning_rate"]
+        training.update({k: settings[k] for k in RESUME_SETTINGS if k in settings})
+        check_settings({**model_settings, **training, "cell": recorded["cell"]})
         vocab = Vocabulary.load(os.path.join(output_dir, VOCAB_FILE))
         cell = recorded["cell"]
+        if lr_changed:
+            update_run_info(output_dir, training=training)
+            callbacks = [*callbacks, keras.callbacks.LearningRateScheduler(
+                lambda epoch, lr: float(new_lr))]
+        elif training["epochs"] != recorded["training"]["epochs"]:
+            update_run_info(output_dir, training=training)
     else:
         model_settings = {k: settings.get(k, v) for k, v in MODEL_DEFAULTS.items()}
         training = {k: settings.get(k, v) for k, v in TRAINING_DEFAULTS.items()}
-        vocab = Vocabulary.build(corpus.train, training["min_count"],
-                                 training["max_vocab"])
-        os.makedirs(output_dir, exist_ok=True)
+        check_settings({**model_settings, **training, "cell": cell})
         if os.path.exists(os.path.join(output_dir, "checkpoint")):
             raise FileExistsError(
                 f"{output_dir} holds a training checkpoint; pass --resume to "
                 "continue it, or choose another output directory"
             )
+        vocab = Vocabulary.build(corpus.train, training["min_count"],
+                                 training["max_vocab"])
+        os.makedirs(output_dir, exist_ok=True)
         vocab.save(os.path.join(output_dir, VOCAB_FILE))
         update_run_info(
             output_dir, cell=cell, model=model_settings, training=training,
@@ -265,31 +337,67 @@ def train_runs(corpus, output_dir, baseline=False, resume=False, verbose=1,
     With `resume=True` each run continues from its own last checkpoint (a
     run that has not started yet starts). Ctrl-C stops training between
     two checkpoints: a message says how to resume, and `KeyboardInterrupt`
-    is raised again.
+    is raised again. `output_dir` is locked meanwhile: another process
+    training into it gets `DirectoryLocked` at once.
 
     Returns:
         `{"onlstm": run_info, "lstm": run_info}` (`lstm` with `baseline`).
     """
     import sys
 
+    from on_lstm_keras._lock import output_lock
+    from on_lstm_keras.models.training import checkpoint_epoch
+
     runs = [("onlstm", output_dir)]
     if baseline:
         runs.append(("lstm", os.path.join(output_dir, "lstm")))
     results = {}
-    for cell, directory in runs:
-        again = resume and os.path.exists(os.path.join(directory, "run.json"))
-        print(f"Training {cell} into {directory}" + (" (resuming)" if again else ""))
-        try:
-            results[cell] = train(corpus, directory, cell=cell, resume=again,
-                                  verbose=verbose, info=info, **settings)
-        except KeyboardInterrupt:
-            print(f"\nInterrupted: the last finished epoch is saved in "
-                  f"{directory}; run again with --resume to continue.",
-                  file=sys.stderr)
-            raise
-        print(f"{cell}: {perplexity_summary(results[cell])} "
-              f"(model in {directory})")
+    with output_lock(output_dir):
+        for cell, directory in runs:
+            again = resume and os.path.exists(os.path.join(directory, "run.json"))
+            done = checkpoint_epoch(directory) if again else 0
+            if again:
+                recorded = read_run_info(directory)
+                check_resume_settings(recorded, settings, directory)
+                epochs = settings.get("epochs", recorded["training"]["epochs"])
+                if done >= epochs and recorded.get("results"):
+                    print(f"{cell}: done, {done} of {epochs} epochs trained "
+                          "(pass a larger --epochs to train more); "
+                          f"{perplexity_summary(recorded)} (model in "
+                          f"{directory})")
+                    results[cell] = recorded
+                    continue
+                print(f"Training {cell} into {directory} (resuming after "
+                      f"epoch {done} of {epochs})")
+            else:
+                print(f"Training {cell} into {directory}")
+            try:
+                results[cell] = train(corpus, directory, cell=cell, resume=again,
+                                      verbose=verbose, info=info, **settings)
+            except KeyboardInterrupt:
+                saved = _saved_epochs(directory)
+                if saved:
+                    print(f"\nInterrupted: epoch {saved}, the last finished, is "
+                          f"saved in {directory}; run again with --resume to "
+                          "continue.", file=sys.stderr)
+                else:
+                    print(f"\nInterrupted before the first epoch ended: no "
+                          f"epoch was saved in {directory}; run the command "
+                          "again to start training.", file=sys.stderr)
+                raise
+            print(f"{cell}: {perplexity_summary(results[cell])} "
+                  f"(model in {directory})")
     return results
+
+
+def _saved_epochs(directory):
+    """Epochs in the checkpoint of `directory`, 0 if none or unreadable."""
+    from on_lstm_keras.models.training import checkpoint_epoch
+
+    try:
+        return checkpoint_epoch(directory)
+    except ValueError:
+        return 0
 
 
 @dataclasses.dataclass
@@ -374,8 +482,13 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
     if (model is None) == (baseline is None):
         raise ValueError("Give exactly one of `model` and `baseline`, "
                          f"received: model={model!r}, baseline={baseline!r}")
+    if baseline is not None:
+        check.choice("baseline", baseline, BASELINES)
     if isinstance(model, str):
         model = load_run(model)
+    if model is not None and layer != "all":
+        # Before the treebank is read and scored.
+        layer = check_layer(layer, len(model.model.rnn_layers))
     if to_simplified is None:
         to_simplified = bool(model and model.info.get("script") == "simplified")
     if treebank == "ptb":
@@ -393,7 +506,6 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
                 "corpus_f1": metrics["corpus_f1"]}
 
     if baseline is not None:
-        check.choice("baseline", baseline, BASELINES)
         rng = np.random.default_rng(seed)
         trees = [parsing.baseline_tree(baseline, g.words, rng=rng) for g in scored]
         result.update(baseline=baseline, seed=seed if baseline == "random" else None,
@@ -415,8 +527,7 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
             {"layer": k, **score(trees_of(k))} for k in range(1, num_layers + 1)
         ]
     else:
-        k = check_layer(layer, num_layers)
-        result.update(layer=k, **score(trees_of(k)))
+        result.update(layer=layer, **score(trees_of(layer)))
     return result
 
 

@@ -42,19 +42,25 @@ def split_sentences(text):
     return sentences
 
 
+def decode_lines(stream, name):
+    """Yields `(line_number, text)` from a binary stream; a line that is not
+    UTF-8 raises `CorpusError` naming `name` and the line."""
+    for number, raw in enumerate(stream, start=1):
+        try:
+            yield number, raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CorpusError(
+                f"{name}, line {number}: not valid UTF-8 "
+                f"(byte {e.start}: {raw[e.start:e.start + 4]!r})"
+            ) from None
+
+
 def _read_lines(path):
     """Yields `(line_number, text)`; a line that is not UTF-8 is an error."""
     if not os.path.isfile(path):
         raise FileNotFoundError(f"No corpus file at {path}")
     with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                yield number, raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise CorpusError(
-                    f"{path}, line {number}: not valid UTF-8 "
-                    f"(byte {e.start}: {raw[e.start:e.start + 4]!r})"
-                ) from None
+        yield from decode_lines(f, path)
 
 
 def read_sentences(path, split=True):

@@ -2,9 +2,9 @@
 
 import collections
 import json
-import os
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras._atomic import write_text
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -105,12 +105,10 @@ class Vocabulary:
         return ids
 
     def save(self, path):
-        """Writes the vocabulary as JSON (atomically: temp file, rename)."""
-        tmp = f"{path}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump({"format": "on_lstm_keras.vocabulary/1",
-                       "words": self.words}, f, ensure_ascii=False)
-        os.replace(tmp, path)
+        """Writes the vocabulary as JSON, atomically (temporary file, fsync,
+        rename)."""
+        write_text(path, json.dumps({"format": "on_lstm_keras.vocabulary/1",
+                                     "words": self.words}, ensure_ascii=False))
 
     @classmethod
     def load(cls, path):

@@ -8,9 +8,12 @@ nothing but the directory.
 import collections
 import json
 import os
+import zipfile
 
 import keras
 
+from on_lstm_keras._atomic import replacing
+from on_lstm_keras._atomic import write_text
 from on_lstm_keras.data.tokenizers import get_tokenizer
 from on_lstm_keras.data.vocabulary import Vocabulary
 
@@ -22,19 +25,15 @@ LoadedRun = collections.namedtuple("LoadedRun", "model vocab tokenizer info")
 
 
 def save_atomically(model, path):
-    """`model.save(path)` through a temporary file, so `path` is never
+    """`model.save(path)` atomically (see `replacing`), so `path` is never
     left half-written."""
-    tmp = path + ".tmp.keras"
-    model.save(tmp)
-    os.replace(tmp, path)
+    with replacing(path, suffix=".keras") as tmp:
+        model.save(tmp)
 
 
 def write_json(path, data):
-    """Writes JSON atomically (temporary file, then rename)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, ensure_ascii=False, indent=2)
-    os.replace(tmp, path)
+    """Writes JSON atomically (see `replacing`)."""
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def read_run_info(directory):
@@ -81,11 +80,19 @@ def load_run(directory):
     # Importing the package registers its layers and models.
     import on_lstm_keras.models  # noqa: F401
 
+    if not zipfile.is_zipfile(model_path):
+        raise ValueError(
+            f"Corrupt model file {model_path}: not a complete .keras archive "
+            "(cut short or overwritten); train the model again, or put back "
+            "a good copy of the file"
+        )
     try:
         model = keras.saving.load_model(model_path)
     except Exception as e:  # Keras raises many types for a bad archive.
         raise ValueError(
-            f"Corrupt model file {model_path}: {type(e).__name__}: {e}"
+            f"Corrupt model file {model_path}: Keras cannot load it "
+            f"({type(e).__name__}: {e}); train the model again, or put back "
+            "a good copy of the file"
         ) from None
     if model.vocab_size != len(vocab):
         raise ValueError(

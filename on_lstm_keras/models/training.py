@@ -4,27 +4,57 @@
 paper's training loop: windows in order with the state carried between
 them (`BPTTSequence`, `shuffle=False`), states reset at every epoch,
 gradient clipping, validation perplexity on a separate stateful copy with
-its own batch size, a checkpoint every epoch (Keras' `BackupAndRestore`,
-double-buffered so an interrupted write leaves the previous one), the best
-model by validation perplexity (`ModelCheckpoint`) and a CSV log. Since it
-is plain `fit`, any Keras callback can be added.
+its own batch size, a checkpoint every epoch, the best model by validation
+perplexity and a CSV log. Since it is plain `fit`, any Keras callback can
+be added.
+
+Nothing is lost on a crash: every file is written atomically (temporary
+file, fsync, rename), and an epoch checkpoint is a weights file plus
+`training_metadata.json` naming it, written last, so a crash at any moment
+(even `kill -9` in the middle of a write) leaves the previous epoch's
+checkpoint whole. A run whose loss turns to inf or NaN stops at once
+(`TrainingDiverged`) without checkpointing or logging the bad epoch.
 """
 
 import csv
+import io
+import json
 import math
 import os
 
 import keras
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras._atomic import replacing
+from on_lstm_keras._atomic import write_text
 from on_lstm_keras.data.batching import BPTTSequence
 from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.metrics import Perplexity
 from on_lstm_keras.models.saving import MODEL_FILE
 from on_lstm_keras.models.saving import save_atomically
+from on_lstm_keras.models.saving import write_json
 
 BACKUP_DIR = "checkpoint"
+CHECKPOINT_FILE = "training_metadata.json"
 HISTORY = "history.csv"
+
+
+class CorruptCheckpoint(ValueError):
+    """An epoch checkpoint that cannot be read back (the message names it)."""
+
+
+class TrainingDiverged(RuntimeError):
+    """The loss or the perplexity became inf or NaN.
+
+    Attributes:
+        epoch: The epoch (from 1) in which it happened.
+        saved_epoch: The last epoch whose checkpoint is kept (0: none).
+    """
+
+    def __init__(self, message, epoch, saved_epoch):
+        super().__init__(message)
+        self.epoch = epoch
+        self.saved_epoch = saved_epoch
 
 
 def make_optimizer(name="sgd", learning_rate=None, clipnorm=0.25,
@@ -37,6 +67,9 @@ def make_optimizer(name="sgd", learning_rate=None, clipnorm=0.25,
     name = check.choice("optimizer", name, ("sgd", "adam"))
     if learning_rate is None:
         learning_rate = 30.0 if name == "sgd" else 2e-3
+    learning_rate = check.positive_float("learning_rate", learning_rate)
+    if clipnorm is not None:
+        clipnorm = check.positive_float("clipnorm", clipnorm)
     if name == "sgd":
         return keras.optimizers.SGD(
             learning_rate, clipnorm=clipnorm, weight_decay=weight_decay or None
@@ -173,13 +206,194 @@ class BestModel(keras.callbacks.Callback):
         save_atomically(self.export, self.path)
 
 
-def _best_logged(history_path, key="val_perplexity"):
-    """Best (lowest) value of `key` in a CSV log, or `None`."""
-    if not os.path.exists(history_path):
-        return None
-    with open(history_path, newline="") as f:
-        values = [float(row[key]) for row in csv.DictReader(f) if row.get(key)]
+def _finite(logs):
+    """False if any number in the epoch logs is inf or NaN."""
+    return all(
+        math.isfinite(v) for v in (logs or {}).values()
+        if isinstance(v, (int, float))
+    )
+
+
+class StopOnDivergence(keras.callbacks.Callback):
+    """Stops training at the first inf/NaN loss (batch or epoch logs) and
+    remembers the epoch, for `TrainingDiverged`."""
+
+    def __init__(self):
+        super().__init__()
+        self.epoch = None
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is not None and not math.isfinite(float(loss)):
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        if not _finite(logs):
+            self.epoch = epoch
+            self.model.stop_training = True
+
+
+class HistoryLog(keras.callbacks.Callback):
+    """The CSV log (`epoch` then the sorted log keys, one row an epoch),
+    rewritten atomically after every epoch. An epoch with an inf/NaN value
+    is not logged (it is not checkpointed either).
+
+    Args:
+        path: The CSV file.
+        rows: Rows already logged (dicts), kept first.
+    """
+
+    def __init__(self, path, rows=()):
+        super().__init__()
+        self.path = path
+        self.rows = [dict(r) for r in rows]
+
+    def on_epoch_end(self, epoch, logs=None):
+        if not _finite(logs):
+            return
+        self.rows.append({"epoch": epoch, **(logs or {})})
+        keys = sorted({k for row in self.rows for k in row} - {"epoch"})
+        text = io.StringIO()
+        writer = csv.DictWriter(text, ["epoch", *keys], restval="",
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.rows)
+        write_text(self.path, text.getvalue())
+
+
+def read_history(path, before_epoch=None):
+    """The rows of a CSV log (dicts of strings), only those of epochs
+    `< before_epoch` if given: after a crash between logging an epoch and
+    checkpointing it, the resumed run logs that epoch again, once."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    kept = []
+    for row in rows:
+        try:
+            epoch = int(row["epoch"])
+        except (KeyError, TypeError, ValueError):
+            continue  # a torn row of an older log
+        if before_epoch is None or epoch < before_epoch:
+            kept.append(row)
+    return kept
+
+
+def _best_logged(rows, key="val_perplexity"):
+    """Best (lowest) value of `key` in CSV-log rows, or `None`."""
+    values = []
+    for row in rows:
+        try:
+            values.append(float(row[key]))
+        except (KeyError, TypeError, ValueError):
+            pass
     return min(values) if values else None
+
+
+class EpochCheckpoint(keras.callbacks.Callback):
+    """Saves the weights and the optimizer state after every epoch.
+
+    `epoch-N.weights.h5` is written atomically, then
+    `training_metadata.json` (`{"epoch": N, "weights": "epoch-N.weights.h5"}`),
+    also atomically: that rename commits the checkpoint. Older weights are
+    removed only after it. A crash at any moment leaves a whole checkpoint.
+    An epoch with an inf/NaN value is not checkpointed.
+
+    Args:
+        directory: The checkpoint folder (created when first needed).
+    """
+
+    def __init__(self, directory):
+        super().__init__()
+        self.directory = directory
+
+    def on_epoch_end(self, epoch, logs=None):
+        if not _finite(logs):
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        name = f"epoch-{epoch + 1}.weights.h5"
+        with replacing(os.path.join(self.directory, name),
+                       suffix=".weights.h5") as tmp:
+            self.model.save_weights(tmp)
+        write_json(os.path.join(self.directory, CHECKPOINT_FILE),
+                   {"epoch": epoch + 1, "weights": name})
+        for other in os.listdir(self.directory):
+            if other not in (name, CHECKPOINT_FILE):
+                path = os.path.join(self.directory, other)
+                if os.path.isfile(path):
+                    os.remove(path)
+
+
+def _read_checkpoint(output_dir):
+    """`(epoch, weights_path)` of the checkpoint in `output_dir`, or `None`."""
+    backup_dir = os.path.join(output_dir, BACKUP_DIR)
+    path = os.path.join(backup_dir, CHECKPOINT_FILE)
+    if not os.path.exists(path):
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            meta = json.load(f)
+        epoch = check.non_negative_int("epoch", meta["epoch"])
+        # Keras' BackupAndRestore layout (older runs) has no "weights".
+        weights = meta.get("weights", "latest.weights.h5")
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise CorruptCheckpoint(_corrupt_message(output_dir, path, e)) from None
+    return epoch, os.path.join(backup_dir, weights)
+
+
+def _corrupt_message(output_dir, path, error):
+    return (
+        f"Corrupt training checkpoint {path} ({type(error).__name__}: "
+        f"{error}): the run cannot be resumed from it. The best model so far "
+        f"({os.path.join(output_dir, MODEL_FILE)}) is still usable. To train "
+        f"again, delete {os.path.join(output_dir, BACKUP_DIR)} and run "
+        "without --resume, or choose another output directory."
+    )
+
+
+def checkpoint_epoch(output_dir):
+    """Number of epochs the checkpoint in `output_dir` holds (0 if none).
+
+    Raises:
+        CorruptCheckpoint: `training_metadata.json` cannot be read.
+    """
+    found = _read_checkpoint(output_dir)
+    return 0 if found is None else found[0]
+
+
+def restore_checkpoint(model, output_dir):
+    """Loads the epoch checkpoint of `output_dir` into `model` (weights and
+    optimizer state).
+
+    Returns:
+        The number of epochs it holds (0 if there is no checkpoint).
+
+    Raises:
+        CorruptCheckpoint: A checkpoint file cannot be read; the message
+            names it and says what to do.
+    """
+    found = _read_checkpoint(output_dir)
+    if found is None:
+        return 0
+    epoch, weights = found
+    if model.optimizer is not None and not model.optimizer.built:
+        model.optimizer.build(model.trainable_variables)
+    try:
+        model.load_weights(weights)
+    except Exception as e:  # h5py and Keras raise many types for a bad file.
+        raise CorruptCheckpoint(_corrupt_message(output_dir, weights, e)) from None
+    return epoch
+
+
+def _remove_leftovers(directory):
+    """Removes temporary files left by a process killed while writing."""
+    if not os.path.isdir(directory):
+        return
+    for name in os.listdir(directory):
+        path = os.path.join(directory, name)
+        if name.startswith(".") and ".tmp" in name and os.path.isfile(path):
+            os.remove(path)
 
 
 def train_language_model(
@@ -216,9 +430,10 @@ def train_language_model(
         variable_length: AWD-LSTM's random window lengths, see
             `BPTTSequence`.
         eval_batch_size: Rows of the validation stream.
-        resume: Continue from the last epoch checkpoint in `output_dir`. If
-            `False` and a checkpoint exists there, an error is raised rather
-            than overwriting it.
+        resume: Continue from the last epoch checkpoint in `output_dir`
+            (the log keeps the rows of the epochs it holds). If `False` and
+            a checkpoint exists there, an error is raised rather than
+            overwriting it.
         seed: Seed of the dropout masks and of the variable window lengths;
             with the same seed, a resumed run equals an uninterrupted one.
         verbose: Keras progress output (0, 1 or 2).
@@ -226,6 +441,12 @@ def train_language_model(
 
     Returns:
         The Keras `History` of this call.
+
+    Raises:
+        TrainingDiverged: The loss became inf or NaN; the last good epoch's
+            checkpoint, log and best model are kept.
+        CorruptCheckpoint: `resume=True` and the checkpoint cannot be read.
+        FileExistsError: `resume=False` and `output_dir` holds a checkpoint.
     """
     if not model.stateful:
         raise ValueError(
@@ -238,7 +459,7 @@ def train_language_model(
     os.makedirs(output_dir, exist_ok=True)
     backup_dir = os.path.join(output_dir, BACKUP_DIR)
     history_path = os.path.join(output_dir, HISTORY)
-    if not resume and os.path.exists(os.path.join(backup_dir, "training_metadata.json")):
+    if not resume and os.path.exists(os.path.join(backup_dir, CHECKPOINT_FILE)):
         raise FileExistsError(
             f"{output_dir} holds a training checkpoint; pass resume=True "
             "(--resume) to continue it, or choose another output directory"
@@ -248,27 +469,44 @@ def train_language_model(
     if not model.compiled:
         compile_language_model(model, optimizer or make_optimizer())
 
+    _remove_leftovers(output_dir)
+    start = restore_checkpoint(model, output_dir) if resume else 0
+    rows = read_history(history_path, start) if resume else []
     data = BPTTSequence(
         train_ids, batch_size, bptt, variable_length=variable_length, seed=seed
     )
-    best = _best_logged(history_path) if resume else None
+    divergence = StopOnDivergence()
     all_callbacks = [
         EpochStart(data, seed),
         ValidationPerplexity(valid_ids, eval_batch_size, bptt, verbose),
-        keras.callbacks.TerminateOnNaN(),
-        BestModel(os.path.join(output_dir, MODEL_FILE), best),
-        keras.callbacks.CSVLogger(history_path, append=bool(resume)),
+        divergence,
+        BestModel(os.path.join(output_dir, MODEL_FILE), _best_logged(rows)),
+        HistoryLog(history_path, rows),
         # Last, so that an epoch is only checkpointed once it is logged.
-        keras.callbacks.BackupAndRestore(
-            backup_dir, double_checkpoint=True, delete_checkpoint=False
-        ),
+        EpochCheckpoint(backup_dir),
         *callbacks,
     ]
-    return model.fit(
+    history = model.fit(
         data,
         epochs=epochs,
+        initial_epoch=start,
         shuffle=False,
         callbacks=all_callbacks,
         verbose=verbose,
     )
-
+    if divergence.epoch is not None:
+        saved = checkpoint_epoch(output_dir)
+        kept = (
+            f"The checkpoint of epoch {saved} is kept: continue from it with "
+            "--resume and a lower --lr (resume=True, a lower learning_rate)"
+            if saved else
+            "No epoch was saved: train again with a lower --lr "
+            "(learning_rate)"
+        )
+        raise TrainingDiverged(
+            f"Training diverged in epoch {divergence.epoch + 1}: the loss or "
+            "perplexity became inf or NaN, so training stopped. "
+            f"{kept}.",
+            divergence.epoch + 1, saved,
+        )
+    return history
