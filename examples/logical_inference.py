@@ -192,9 +192,10 @@ def count_operators(formula):
 # independent).
 #
 # The test pairs are drawn first, `--test-pairs` for each operator count
-# 1-12; the training pairs (operator counts 1-6, equally many of each) are
-# then drawn excluding every test pair in either order, and 10% of them
-# are set aside for validation. Everything comes from one
+# 1-12; the training pairs (operator counts 1-6, equally many of each,
+# except that pairs with one operator run out of distinct pairs early and
+# pass their share on) are then drawn excluding every test pair in either
+# order, and 10% of them are set aside for validation. Everything comes from one
 # `numpy.random.default_rng(seed)`, so a seed fixes the data.
 
 # %%
@@ -302,23 +303,31 @@ def make_datasets(seed=0, train_pairs=30000, test_pairs=500,
             seen.add(_key(right, left))
             bucket.append((left, right, rel))
         test[n] = bucket
+    # Equally many pairs of each operator count, except where short
+    # formulas run out of distinct pairs (with one operator there are only
+    # a few thousand): a count that stops yielding new pairs passes its
+    # remaining share on to the longer counts.
     pairs, keys = [], set()
-    per_count = -(-train_pairs // max_train_operators)
     for n in range(1, max_train_operators + 1):
-        drawn, attempts = 0, 0
-        while drawn < per_count and len(pairs) < train_pairs:
-            attempts += 1
-            if attempts > 100 * per_count:
-                raise ValueError(
-                    f"cannot draw {per_count} new training pairs with {n} "
-                    "operators; ask for fewer with `train_pairs`")
+        quota = -(-(train_pairs - len(pairs))
+                  // (max_train_operators - n + 1))
+        drawn, misses = 0, 0
+        while drawn < quota:
             left, right, rel = random_pair(n, rng)
             key = _key(left, right)
             if key in seen or key in keys:
+                misses += 1
+                if misses > 20 * quota + 1000:
+                    break
                 continue
             keys.add(key)
             pairs.append((left, right, rel))
             drawn += 1
+    if len(pairs) < train_pairs:
+        raise ValueError(
+            f"cannot draw {train_pairs} distinct training pairs with at most "
+            f"{max_train_operators} operators (got {len(pairs)}); ask for "
+            "fewer with `train_pairs`")
     order = rng.permutation(len(pairs))
     pairs = [pairs[i] for i in order]
     n_valid = int(round(valid_fraction * len(pairs)))
