@@ -367,8 +367,10 @@ def train_runs(corpus, output_dir, baseline=False, resume=False, verbose=1,
                           f"{directory})")
                     results[cell] = recorded
                     continue
-                print(f"Training {cell} into {directory} (resuming after "
-                      f"epoch {done} of {epochs})")
+                state = (f"all {epochs} epochs are trained; testing the best "
+                         "model" if done >= epochs else
+                         f"resuming after epoch {done} of {epochs}")
+                print(f"Training {cell} into {directory} ({state})")
             else:
                 print(f"Training {cell} into {directory}")
             try:

@@ -29,7 +29,8 @@ def check_layer(layer, num_layers):
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= layer <= num_layers:
         raise ValueError(
             f"Argument `layer` must be an integer in 1..{num_layers} (the "
-            f"model has {num_layers} layers), received: layer={layer!r}"
+            f"model has {num_layers} layer{'s' if num_layers != 1 else ''}), "
+            f"received: layer={layer!r}"
         )
     return int(layer)
 
