@@ -24,6 +24,12 @@ def _fsync_directory(directory):
         os.close(fd)
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def replacing(path, suffix=""):
     """Writes `path` atomically: yields a temporary path in the same folder
@@ -48,6 +54,9 @@ def replacing(path, suffix=""):
         yield tmp
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
+        # mkstemp makes the file private (0600); give it the mode a plain
+        # open() would have.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -105,6 +105,9 @@ def test_a_write_failing_midway_leaves_the_old_file_and_no_temporary(tmp_path):
         with open(tmp, "w") as f:
             f.write("new")
     assert path.read_text() == "new" and os.listdir(tmp_path) == ["history.csv"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask  # as open() makes it
 
 
 KILL_DURING_SECOND_CHECKPOINT = textwrap.dedent("""
