@@ -361,14 +361,14 @@ def train_runs(corpus, output_dir, baseline=False, resume=False, verbose=1,
                 check_resume_settings(recorded, settings, directory)
                 epochs = settings.get("epochs", recorded["training"]["epochs"])
                 if done >= epochs and recorded.get("results"):
-                    print(f"{cell}: done, {done} of {epochs} epochs trained "
-                          "(pass a larger --epochs to train more); "
+                    print(f"{cell}: done, {done} epochs trained (pass an "
+                          f"--epochs above {done} to train more); "
                           f"{perplexity_summary(recorded)} (model in "
                           f"{directory})")
                     results[cell] = recorded
                     continue
-                state = (f"all {epochs} epochs are trained; testing the best "
-                         "model" if done >= epochs else
+                state = (f"{done} epochs are trained, {epochs} asked: testing "
+                         "the best model" if done >= epochs else
                          f"resuming after epoch {done} of {epochs}")
                 print(f"Training {cell} into {directory} ({state})")
             else:

@@ -498,10 +498,8 @@ def train_language_model(
         saved = checkpoint_epoch(output_dir)
         kept = (
             f"The checkpoint of epoch {saved} is kept: continue from it with "
-            "--resume and a lower --lr (resume=True, a lower learning_rate)"
-            if saved else
-            "No epoch was saved: train again with a lower --lr "
-            "(learning_rate)"
+            "--resume and a lower --lr" if saved else
+            "No epoch was saved: train again with a lower --lr"
         )
         raise TrainingDiverged(
             f"Training diverged in epoch {divergence.epoch + 1}: the loss or "
