@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from on_lstm_keras import cli
@@ -17,6 +18,28 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--epochs", "1", "--embedding-size", "8", "--hidden-size", "16",
         "--layers", "2", "--chunk-size", "4", "--batch-size", "2",
         "--bptt", "6", "--min-count", "1", "--quiet"]
+
+
+def numpy_perplexity(model, ids, rows):
+    """exp(mean NLL) of one stateless pass over each of `rows` contiguous
+    rows of the stream (every token but each row's first is predicted)."""
+    import keras
+
+    steps = len(ids) // rows
+    tokens = np.asarray(ids[: rows * steps]).reshape(rows, steps)
+    logits = keras.ops.convert_to_numpy(model(tokens[:, :-1])).astype(np.float64)
+    logits -= logits.max(-1, keepdims=True)
+    logp = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(logp, tokens[:, 1:, None], -1)
+    return float(np.exp(nll.mean()))
+
+
+def held_out_perplexity(output, corpus, split):
+    """The perplexity `train` reports, recomputed from the loaded model."""
+    run = load_run(str(output))
+    ids = run.vocab.encode_sentences(getattr(corpus, split))
+    rows = min(run.info["training"]["eval_batch_size"], len(ids) // 2)
+    return numpy_perplexity(run.model, ids, rows)
 
 
 def write_corpus(path):
@@ -50,11 +73,24 @@ def test_train_writes_a_loadable_model_directory(trained):
         assert (output / name).exists(), name
     info = json.loads((output / "run.json").read_text(encoding="utf-8"))
     assert info["tokenizer"]["name"] == "jieba"
-    assert info["results"]["test_perplexity"] > 1
     run = load_run(str(output))
     assert "数学" in run.vocab and run.model.stateful is False
-    # 48 sentences, 5% / 5% held out by sentence.
     assert info["corpus_settings"]["corpus"] == str(corpus)
+    # 48 sentences, 5% / 5% held out by sentence: round(2.4) = 2 each.
+    split = workflow.load_corpus("zh", str(corpus), progress=False)
+    assert (len(split.train), len(split.valid), len(split.test)) == (44, 2, 2)
+    assert sorted(map(tuple, split.train + split.valid + split.test)) == sorted(
+        tuple(run.tokenizer(s)) for s in sentences_of(corpus))
+    assert info["corpus_summary"].startswith("train 44 sentences")
+    for name in ("valid", "test"):
+        assert info["results"][f"{name}_perplexity"] == pytest.approx(
+            held_out_perplexity(output, split, name), rel=1e-4)
+
+
+def sentences_of(corpus):
+    """The corpus's sentences, cut after every 。 (blank lines dropped)."""
+    text = corpus.read_text(encoding="utf-8").replace("\n", "")
+    return [s.strip() + "。" for s in text.split("。") if s.strip()]
 
 
 def test_parse_prints_one_tree_per_input(trained, capsys, monkeypatch):
@@ -66,7 +102,9 @@ def test_parse_prints_one_tree_per_input(trained, capsys, monkeypatch):
     first = json.loads(lines[0])
     assert workflow_leaves(first) == ["我们", "喜欢", "音乐"]
     # Unknown words and a sentence longer than any in training still parse.
-    assert len(workflow_leaves(json.loads(lines[1]))) >= 4
+    run = load_run(str(output))
+    second = "老师讨论自然语言处理和火星文"
+    assert workflow_leaves(json.loads(lines[1])) == run.tokenizer(second)
 
     import io
 
@@ -78,6 +116,12 @@ def test_parse_prints_one_tree_per_input(trained, capsys, monkeypatch):
     assert lines[2] == "(学生 学习)"
 
 
+def to_brackets_of(tree):
+    from on_lstm_keras.parsing import to_brackets
+
+    return to_brackets(tree)
+
+
 def workflow_leaves(tree):
     from on_lstm_keras.parsing import leaves
 
@@ -86,11 +130,26 @@ def workflow_leaves(tree):
 
 def test_parse_layers_and_ascii(trained, capsys):
     _, output = trained
+    import keras
+
+    from on_lstm_keras.parsing import ascii_tree
+    from on_lstm_keras.parsing import distances_to_tree
+
     assert cli.main(["parse", "--model", str(output), "--layer", "2",
                      "--format", "ascii", "学生学习历史"]) == 0
     text = capsys.readouterr().out
-    for word in ("学生", "学习", "历史"):
-        assert word in text
+    # The tree of layer 2's distances, computed here from the model itself.
+    run = load_run(str(output))
+    words = ["学生", "学习", "历史"]
+    ids = [[run.vocab.eos_id, *run.vocab.encode(words), run.vocab.eos_id]]
+    _, d = run.model(np.asarray(ids, "int32"), return_distances=True)
+    d = keras.ops.convert_to_numpy(d)[0, :, 1:-1, 0]
+    assert text == ascii_tree(distances_to_tree(words, d[1])) + "\n"
+    assert cli.main(["parse", "--model", str(output), "--layer", "1",
+                     "--format", "brackets", "--split", "plain",
+                     "学生学习历史"]) == 0
+    assert capsys.readouterr().out == to_brackets_of(
+        distances_to_tree(words, d[0], split="plain")) + "\n"
     assert cli.main(["parse", "--model", str(output), "--layer", "3", "学生"]) == 2
     assert "layer=3" in capsys.readouterr().err
 
@@ -131,7 +190,14 @@ def test_interrupted_training_keeps_the_last_checkpoint(trained, tmp_path):
                                **settings)["onlstm"]
     rows = open(os.path.join(output, "history.csv")).read().strip().splitlines()
     assert [r.split(",")[0] for r in rows[1:]] == ["0", "1", "2"]
-    assert info["results"]["valid_perplexity"] > 1
+    # The reported perplexity is the kept model's (see also
+    # test_language_model.py: the padding of the last window).
+    from on_lstm_keras.models.training import evaluate_perplexity
+
+    run = load_run(output)
+    valid = run.vocab.encode_sentences(corpus.valid)
+    assert info["results"]["valid_perplexity"] == pytest.approx(
+        evaluate_perplexity(run.model, valid, 10, 6), rel=1e-5)
 
 
 def test_bad_corpus_files(tmp_path, capsys):
@@ -189,11 +255,41 @@ def test_evaluate_a_model_on_every_layer(trained, fake_nltk_data, capsys):
                      "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert [row["layer"] for row in result["per_layer"]] == [1, 2]
+    # Each row is what `--layer k` gives on its own.
     for row in result["per_layer"]:
-        assert 0 <= row["sentence_f1"] <= 100 and 0 <= row["corpus_f1"] <= 100
+        assert cli.main(["evaluate", "--model", str(output), "--treebank",
+                         "sinica", "--nltk-data", str(fake_nltk_data),
+                         "--layer", str(row["layer"]), "--json"]) == 0
+        single = json.loads(capsys.readouterr().out)
+        assert (single["layer"], single["sentence_f1"], single["corpus_f1"]) == (
+            row["layer"], row["sentence_f1"], row["corpus_f1"])
     assert cli.main(["evaluate", "--model", str(output), "--treebank", "ptb",
                      "--nltk-data", str(fake_nltk_data / "nothing")]) == 2
     assert "treebank" in capsys.readouterr().err
+
+
+def test_evaluate_layer_flag_picks_the_layer(trained, fake_nltk_data, capsys,
+                                             monkeypatch):
+    """With hand-made distances (worked out in test_parsing_model_parser.py)
+    the layers give different, known scores: `--layer` must reach them."""
+    from test_parsing_model_parser import FAKE_DISTANCES
+    from test_parsing_model_parser import WANT
+
+    from on_lstm_keras.parsing import model_parser
+
+    monkeypatch.setattr(
+        model_parser, "sentence_distances",
+        lambda model, vocab, sentences, batch_size=64: [
+            FAKE_DISTANCES[tuple(w)] for w in sentences])
+    _, output = trained
+    for layer in ("1", "2"):
+        assert cli.main(["evaluate", "--model", str(output), "--treebank",
+                         "sinica", "--nltk-data", str(fake_nltk_data),
+                         "--layer", layer, "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["layer"] == int(layer)
+        assert result["sentence_f1"] == pytest.approx(WANT[int(layer)][0])
+        assert result["corpus_f1"] == pytest.approx(WANT[int(layer)][1])
 
 
 @pytest.mark.slow

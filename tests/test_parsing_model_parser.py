@@ -111,7 +111,7 @@ def test_parse_sentences_gives_the_greedy_trees_of_the_chosen_layer(
     model, vocab = model_and_vocab
     for layer in (1, 2, 3):
         got = parse_sentences(model, vocab, SENTENCES, layer=layer,
-                              split=split, batch_size=3)
+                              split=split)
         want = expected(model, vocab, layer, split)
         for (tree, d), (want_tree, want_d) in zip(got, want):
             np.testing.assert_allclose(d, want_d, atol=1e-5)
