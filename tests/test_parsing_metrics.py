@@ -144,3 +144,45 @@ def test_evaluate_nothing_scored():
     r = evaluate([])
     assert (r["sentences"], r["skipped"]) == (0, 0)
     assert math.isnan(r["sentence_f1"]) and math.isnan(r["corpus_f1"])
+
+
+def message(call):
+    with pytest.raises(ValueError) as e:
+        call()
+    return str(e.value)
+
+
+def test_error_messages_name_the_argument_exactly():
+    bad = ["a", 3]
+    expected = ("Argument `{}` must be a word (str) or a nested list of words, "
+                "received: {}[1]=3")
+    assert message(lambda: spans(bad)) == expected.format("tree", "tree")
+    for call in (lambda t: sentence_prf(t, ["a", "b"]),
+                 lambda t: corpus_prf([(t, ["a", "b"])]),
+                 lambda t: evaluate([(t, ["a", "b"])])):
+        assert message(lambda: call(bad)) == expected.format("pred", "pred")
+    for call in (lambda t: sentence_prf(["a", "b"], t),
+                 lambda t: corpus_prf([(["a", "b"], t)]),
+                 lambda t: evaluate([(["a", "b"], t)])):
+        assert message(lambda: call(bad)) == expected.format("gold", "gold")
+    assert message(lambda: sentence_prf(["a", "b"], ["a", "b", "c"])) == (
+        "Arguments `pred` and `gold` must have the same number of words, "
+        "received a `pred` tree of 2 words and a `gold` tree of 3 words")
+
+
+def test_corpus_scores_with_no_span_on_one_side():
+    # Root included: pred (0,3) (1,3), gold (0,3): P 1/2, R 1.
+    assert corpus_prf([(["a", ["b", "c"]], ["a", "b", "c"])]) == (0.5, 1.0, 2 / 3)
+    assert corpus_prf([("a", "a"), ("b", "b")]) == (1.0, 1.0, 1.0)
+    # From the counts (overlap, predicted, gold): no gold span but some
+    # predicted gives P 0, R 1; no predicted span gives P 0.
+    from on_lstm_keras.parsing.metrics import _corpus_from_counts
+
+    assert _corpus_from_counts(0, 3, 0) == (0.0, 1.0, 0.0)
+    assert _corpus_from_counts(0, 0, 2) == (0.0, 0.0, 0.0)
+    assert _corpus_from_counts(1, 2, 4) == (0.5, 0.25, 1 / 3)
+
+
+def test_evaluate_counts_every_skipped_sentence():
+    r = evaluate([("a", "a"), (["a", "b"], ["a", "b"]), ("b", "b")])
+    assert (r["sentences"], r["skipped"]) == (1, 2)

@@ -258,3 +258,41 @@ def test_ascii_tree():
     assert ascii_tree("w") == "w"
     labelled = nltk.Tree.fromstring("(S (NP the cat) sat)")
     assert ascii_tree(labelled) == "S\n|-- NP\n|   |-- the\n|   `-- cat\n`-- sat"
+
+
+def message(call):
+    with pytest.raises(ValueError) as e:
+        call()
+    return str(e.value)
+
+
+def test_error_messages_name_the_argument_exactly():
+    """Each message starts with the argument's name, as the user wrote it."""
+    assert message(lambda: distances_to_tree(["a"], [object()])).startswith(
+        "Argument `distances` must be a sequence of numbers, received: distances=")
+    assert message(lambda: distances_to_tree(["a"], [[1.0]])).startswith(
+        "Argument `distances` must be one-dimensional (one number per word), "
+        "received shape (1, 1)")
+    assert message(lambda: distances_to_tree(["a", "b"], [1.0])) == (
+        "Arguments `words` and `distances` must have the same length, "
+        "received len(words)=2 and len(distances)=1")
+    assert message(lambda: distances_to_tree(["a"], [float("inf")])) == (
+        "Argument `distances` must hold finite numbers, received: distances=[inf]")
+    for function in (leaves, to_nltk, to_json, ascii_tree):
+        assert message(lambda: function(["a", 3])) == (
+            "Argument `tree` must be a word (str) or a nested list of words, "
+            "received: tree[1]=3"), function.__name__
+    assert message(lambda: from_nltk(3)) == (
+        "Argument `tree` must be an nltk.Tree, a nested list or a word, "
+        "received: tree=3")
+    assert message(lambda: from_nltk(["a", 3])) == (
+        "Argument `tree` must hold words (str) and subtrees only, received a "
+        "child 3 in tree=['a', 3]")
+    assert message(lambda: to_brackets(["a b", "c"])) == (
+        "Argument `tree` has a word that cannot be written in brackets (empty, "
+        "or with whitespace or parentheses), received word 'a b'")
+    assert message(lambda: from_brackets(3)) == (
+        "Argument `s` must be a string, received: s=3")
+    assert message(lambda: from_brackets("a b")) == (
+        "Argument `s` must hold exactly one tree (wrap several in one pair of "
+        "parentheses), received: s='a b'")
