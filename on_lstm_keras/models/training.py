@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import math
+import numbers
 import os
 
 import keras
@@ -210,7 +211,7 @@ def _finite(logs):
     """False if any number in the epoch logs is inf or NaN."""
     return all(
         math.isfinite(v) for v in (logs or {}).values()
-        if isinstance(v, (int, float))
+        if isinstance(v, numbers.Real)
     )
 
 
