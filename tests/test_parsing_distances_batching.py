@@ -13,6 +13,8 @@ from on_lstm_keras.parsing.model_parser import default_layer
 from on_lstm_keras.parsing.model_parser import parse_sentences
 from on_lstm_keras.parsing.model_parser import sentence_distances
 
+pytestmark = pytest.mark.backend
+
 VOCAB = Vocabulary(["<pad>", "<unk>", "<eos>", "a", "b", "c", "d", "e"])
 
 
