@@ -194,10 +194,6 @@ def test_evaluation_perplexity_does_not_depend_on_window_length():
     assert short == pytest.approx(float(np.exp(nll.mean())), rel=1e-4)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug: compile_language_model passes Perplexity in `metrics`, which "
-    "Keras updates without sample_weight, so the <pad> targets of the last "
-    "window count; it belongs in `weighted_metrics`"))
 def test_perplexity_ignores_the_padding_of_the_last_window():
     """A model that finds <pad> (id 0) very unlikely: counting the padded
     targets would raise the perplexity a lot."""

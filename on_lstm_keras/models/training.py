@@ -81,11 +81,16 @@ def make_optimizer(name="sgd", learning_rate=None, clipnorm=0.25,
 
 
 def compile_language_model(model, optimizer):
-    """Compiles with token cross-entropy (from logits) and perplexity."""
+    """Compiles with token cross-entropy (from logits) and perplexity.
+
+    Perplexity is a *weighted* metric: Keras passes `sample_weight` only to
+    those, and the batches give the `<pad>` targets of a stream's last
+    window weight 0, so they must not count.
+    """
     model.compile(
         optimizer=optimizer,
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=[Perplexity()],
+        weighted_metrics=[Perplexity()],
     )
     return model
 
