@@ -19,11 +19,12 @@ import os
 import sys
 import time
 
-from on_lstm_keras.cli import add_train_arguments
-from on_lstm_keras.cli import quiet_tensorflow
-from on_lstm_keras.cli import settings_from_args
+# TensorFlow prints its C++ info logs when Keras starts, which
+# `import on_lstm_keras` does: keep them off the terminal.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-quiet_tensorflow()
+from on_lstm_keras.cli import add_train_arguments
+from on_lstm_keras.cli import settings_from_args
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")

@@ -14,14 +14,17 @@
 
 # %%
 import argparse
+import os
 import sys
+
+# TensorFlow prints its C++ info logs when Keras starts, which
+# `import on_lstm_keras` does: keep them off the terminal.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras.cli import add_parse_arguments
 from on_lstm_keras.cli import format_parse
-from on_lstm_keras.cli import quiet_tensorflow
 from on_lstm_keras.cli import read_input_sentences
 
-quiet_tensorflow()
 parser = argparse.ArgumentParser(
     description="Parse Chinese sentences with a trained ON-LSTM model.")
 add_parse_arguments(parser)

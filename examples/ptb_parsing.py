@@ -23,11 +23,13 @@ import os
 import sys
 import time
 
+# TensorFlow prints its C++ info logs when Keras starts, which
+# `import on_lstm_keras` does: keep them off the terminal.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
 from on_lstm_keras.cli import add_train_arguments
-from on_lstm_keras.cli import quiet_tensorflow
 from on_lstm_keras.cli import settings_from_args
 
-quiet_tensorflow()
 parser = argparse.ArgumentParser(
     description="Train ON-LSTM and LSTM language models on PTB and score "
                 "the ON-LSTM's unsupervised trees.")
