@@ -38,9 +38,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from on_lstm_keras.layers.rrnn import RRNN  # noqa: E402
-from on_lstm_keras.layers.rrnn import RRNNTreeDistance  # noqa: E402
-from on_lstm_keras.layers.rrnn import gru_tree  # noqa: E402
+from on_lstm_keras.rrnn import RRNN  # noqa: E402
+from on_lstm_keras.rrnn import RRNNTreeDistance  # noqa: E402
+from on_lstm_keras.rrnn import gru_tree  # noqa: E402
 
 ALPHABET = " abcdefghijklmnopqrstuvwxyz"
 

@@ -3,7 +3,8 @@
 The package holds the `ONLSTM` layer and its cell, the `cumax` activation,
 a stacked ON-LSTM language model (`on_lstm_keras.models`), the unsupervised
 parser that reads trees off the master-forget distances
-(`on_lstm_keras.parsing`), and the `RRNN` layer.
+(`on_lstm_keras.parsing`), and the `RRNN` layer
+(`on_lstm_keras.rrnn`).
 
 `import on_lstm_keras` registers every serializable class and function with
 Keras, so that `keras.saving.load_model` finds them in a fresh process.
@@ -21,9 +22,9 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ONLSTM": "on_lstm_keras.layers.onlstm",
     "ONLSTMCell": "on_lstm_keras.layers.onlstm",
-    "RRNN": "on_lstm_keras.layers.rrnn",
-    "RRNNCell": "on_lstm_keras.layers.rrnn",
-    "RRNNTreeDistance": "on_lstm_keras.layers.rrnn",
+    "RRNN": "on_lstm_keras.rrnn",
+    "RRNNCell": "on_lstm_keras.rrnn",
+    "RRNNTreeDistance": "on_lstm_keras.rrnn",
     "cumax": "on_lstm_keras.ops",
     "reverse_cumax": "on_lstm_keras.ops",
 }
@@ -33,6 +34,7 @@ _EXPORTS = {
 _SERIALIZABLE_MODULES = (
     "on_lstm_keras.ops",
     "on_lstm_keras.layers",
+    "on_lstm_keras.rrnn",
     "on_lstm_keras.models",
 )
 

@@ -16,13 +16,13 @@ import numpy as np
 import pytest
 from keras import ops
 
-from on_lstm_keras.layers.rrnn import RRNN
-from on_lstm_keras.layers.rrnn import RRNNCell
-from on_lstm_keras.layers.rrnn import RRNNTreeDistance
-from on_lstm_keras.layers.rrnn import gru_tree
-from on_lstm_keras.layers.rrnn import most_common_trees
-from on_lstm_keras.layers.rrnn import tree_distance
-from on_lstm_keras.layers.rrnn import tree_expression
+from on_lstm_keras.rrnn import RRNN
+from on_lstm_keras.rrnn import RRNNCell
+from on_lstm_keras.rrnn import RRNNTreeDistance
+from on_lstm_keras.rrnn import gru_tree
+from on_lstm_keras.rrnn import most_common_trees
+from on_lstm_keras.rrnn import tree_distance
+from on_lstm_keras.rrnn import tree_expression
 
 pytestmark = pytest.mark.backend
 

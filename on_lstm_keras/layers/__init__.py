@@ -1,7 +1,10 @@
-"""Recurrent layers: ON-LSTM and RRNN, each with its cell."""
+"""Recurrent layers: ON-LSTM and RRNN, each with its cell.
+
+RRNN lives in `on_lstm_keras.rrnn`; it is re-exported here.
+"""
 
 from on_lstm_keras.layers.onlstm import ONLSTM
 from on_lstm_keras.layers.onlstm import ONLSTMCell
-from on_lstm_keras.layers.rrnn import RRNN
-from on_lstm_keras.layers.rrnn import RRNNCell
-from on_lstm_keras.layers.rrnn import RRNNTreeDistance
+from on_lstm_keras.rrnn import RRNN
+from on_lstm_keras.rrnn import RRNNCell
+from on_lstm_keras.rrnn import RRNNTreeDistance

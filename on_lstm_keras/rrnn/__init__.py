@@ -1,0 +1,41 @@
+"""RRNN: recurrent layer whose cell builds its own computation tree.
+
+Qian, Kennedy and Klabjan, "Dynamic Cell Structure via Recursive-Recurrent
+Neural Networks" (2019), a different paper from ON-LSTM. At every time step
+the cell starts from the leaves `x_t`, `h_{t-1}` and `0`, makes `N̄` nodes by
+greedy merges chosen with a learned score, and the last node is `h_t`. GRU
+is a special case (`RRNN.from_gru` builds the one that equals a given
+`keras.layers.GRU`); the paper's LSTM case needs a second state (its
+appendix B), which this layer does not carry.
+
+Modules:
+    `cell`: `RRNNCell`, its weights and config.
+    `search`: the tree search the cell runs at every step.
+    `layer`: the `RRNN` layer.
+    `gru`: the GRU special case (`gru_tree`, the body of `RRNN.from_gru`).
+    `trees`: writing and reading trees (`normalize_tree`, `tree_expression`,
+        `most_common_trees`).
+    `distance`: `tree_distance` and the `RRNNTreeDistance` loss layer.
+"""
+
+from on_lstm_keras.rrnn.cell import RRNNCell
+from on_lstm_keras.rrnn.distance import RRNNTreeDistance
+from on_lstm_keras.rrnn.distance import tree_distance
+from on_lstm_keras.rrnn.gru import gru_tree
+from on_lstm_keras.rrnn.layer import RRNN
+from on_lstm_keras.rrnn.trees import most_common_trees
+from on_lstm_keras.rrnn.trees import normalize_tree
+from on_lstm_keras.rrnn.trees import tree_expression
+from on_lstm_keras.rrnn.trees import tree_to_names
+
+__all__ = [
+    "RRNN",
+    "RRNNCell",
+    "RRNNTreeDistance",
+    "gru_tree",
+    "most_common_trees",
+    "normalize_tree",
+    "tree_distance",
+    "tree_expression",
+    "tree_to_names",
+]

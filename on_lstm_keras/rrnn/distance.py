@@ -1,0 +1,279 @@
+"""Tree distance between RRNN trees, as a function and as a loss layer."""
+
+import keras
+import numpy as np
+from keras import ops
+from keras.layers import Layer
+
+from on_lstm_keras.rrnn.trees import NUM_LEAVES
+
+
+
+def _children(trees, num_slots):
+    """Left/right child of every slot, shifted by one (0 = no child).
+
+    Args:
+        trees: int32 `(B, iterations, 5)`; rows of `-1` give no children.
+        num_slots: `3 + iterations`.
+
+    Returns:
+        Two int32 `(B, num_slots)`: leaves have no children (0); generated
+        slot `s` has children `trees[:, s - 3, 0] + 1` and `[..., 1] + 1`.
+    """
+    leaves = ops.zeros_like(trees[:, 0, :NUM_LEAVES])  # (B, 3)
+    left = ops.concatenate([leaves, trees[:, :, 0] + 1], axis=1)
+    right = ops.concatenate([leaves, trees[:, :, 1] + 1], axis=1)
+    return left, right
+
+
+def _subtree_norms(left, right, squared):
+    """Σ of squared norms over the expanded subtree of every slot.
+
+    `left`, `right` are one-hot children `(B, slots, 1 + slots)`. Returns
+    `(B, 1 + slots)`: column 0 is the empty tree (0), column `s + 1` slot
+    `s`. Children always precede their parent, so one pass in slot order
+    suffices.
+    """
+    norms = [ops.zeros_like(squared[:, 0])]
+    for slot in range(squared.shape[1]):
+        value = squared[:, slot]
+        if slot >= NUM_LEAVES:
+            done = ops.stack(norms, axis=1)  # (B, 1 + slot)
+            size = slot + 1
+            value = value + ops.sum(
+                (left[:, slot, :size] + right[:, slot, :size]) * done, axis=1
+            )
+        norms.append(value)
+    return ops.stack(norms, axis=1)
+
+
+def tree_distance(trees, nodes, target_trees, target_nodes):
+    """Tree distance TD between predicted and target trees.
+
+    Both trees are laid out in heap order (root at position 1, the children
+    of position `p` at `2p` (left) and `2p + 1` (right)), expanding every
+    generated node down to the leaves `x`, `h_{t-1}`, `0`; a node that is a
+    child several times appears at each of its positions. Then
+
+        TD = Σ_p ‖v_p − v'_p‖²,
+
+    over the positions held by either tree, where a position held by only
+    one tree counts the squared norm of its node (the other's value is 0).
+    Children order is taken as given: the paper's minimum over isomorphic
+    target trees is not taken (the reference code also compares one
+    ordering). The sum is computed by a recursion over pairs of slots,
+    `D(s, s') = ‖v_s − v'_s'‖² + D(l(s), l(s')) + D(r(s), r(s'))`, in
+    `O(slots²)` per tree, without expanding the (possibly exponentially
+    large) heap.
+
+    Node vectors of different widths (the x leaf of an input narrower than
+    `units`) are zero-padded to a common width; the layer's nodes output
+    already is.
+
+    Args:
+        trees: int `(..., iterations, 5)` merges of the predicted trees;
+            rows of `-1` (masked steps) are empty trees.
+        nodes: float `(..., 3 + iterations, width)` values of every slot
+            (the layer's `return_nodes` output).
+        target_trees: int `(..., iterations', 5)` or a static list of merges
+            (e.g. `gru_tree()`, with names or indices), broadcast over the
+            leading axes.
+        target_nodes: float `(..., 3 + iterations', width')`.
+
+    Returns:
+        Tensor of shape `(...)`: TD per tree (e.g. per sample and step).
+
+    Example:
+
+    >>> x, h, n = [1.0, 0.0], [0.0, 2.0], [1.0, 1.0]
+    >>> tree = [[[0, 1, 0, 0, 0]]]
+    >>> nodes = np.array([[x, h, [0.0, 0.0], n]])
+    >>> other = np.array([[x, h, [0.0, 0.0], [1.0, 3.0]]])
+    >>> float(tree_distance(tree, nodes, tree, other)[0])
+    4.0
+    """
+    if isinstance(target_trees, (list, tuple)) and target_trees and (
+        len(np.shape(target_trees[0])) == 1
+        and len(target_trees[0]) == 5
+        and any(isinstance(v, str) for m in target_trees for v in m)
+    ):
+        # Names are only needed to be turned into any integers: the distance
+        # uses the children alone.
+        target_trees = [
+            [m[0], m[1], m[2], 0, 0] for m in target_trees
+        ]
+    trees = ops.convert_to_tensor(trees, dtype="int32")
+    target_trees = ops.convert_to_tensor(target_trees, dtype="int32")
+    nodes = ops.convert_to_tensor(nodes)
+    target_nodes = ops.convert_to_tensor(target_nodes)
+    if "float" not in keras.backend.standardize_dtype(nodes.dtype):
+        nodes = ops.cast(nodes, "float32")
+    target_nodes = ops.cast(target_nodes, nodes.dtype)
+    for name, t in (("trees", trees), ("target_trees", target_trees)):
+        if len(t.shape) < 2 or t.shape[-1] != 5:
+            raise ValueError(
+                f"Argument `{name}` must have shape (..., iterations, 5), "
+                f"received: shape={tuple(t.shape)}"
+            )
+    for name, t, v in (
+        ("nodes", trees, nodes),
+        ("target_nodes", target_trees, target_nodes),
+    ):
+        if len(v.shape) < 2 or v.shape[-2] != NUM_LEAVES + t.shape[-2]:
+            raise ValueError(
+                f"Argument `{name}` must have shape (..., 3 + iterations, "
+                f"width) with iterations={t.shape[-2]}, received: "
+                f"shape={tuple(v.shape)}"
+            )
+    lead = ops.shape(trees)[:-2]
+    n_pred, n_target = trees.shape[-2], target_trees.shape[-2]
+    width = max(nodes.shape[-1], target_nodes.shape[-1])
+
+    def pad(v):
+        extra = width - v.shape[-1]
+        if extra == 0:
+            return v
+        padding = [[0, 0]] * (len(v.shape) - 1) + [[0, extra]]
+        return ops.pad(v, padding)
+
+    slots_pred, slots_target = NUM_LEAVES + n_pred, NUM_LEAVES + n_target
+    nodes = pad(nodes)
+    target_nodes = pad(target_nodes)
+    # Broadcast the target over the leading axes of the prediction.
+    target_trees = ops.broadcast_to(
+        target_trees, tuple(lead) + (n_target, 5)
+    )
+    target_nodes = ops.broadcast_to(
+        target_nodes, tuple(lead) + (slots_target, width)
+    )
+    trees = ops.reshape(trees, (-1, n_pred, 5))
+    target_trees = ops.reshape(target_trees, (-1, n_target, 5))
+    nodes = ops.reshape(nodes, (-1, slots_pred, width))
+    target_nodes = ops.reshape(target_nodes, (-1, slots_target, width))
+
+    # The heap-order sum, by recursion over pairs of slots (no expansion):
+    #   D(s, s') = |v_s - v'_s'|^2 + D(l(s), l(s')) + D(r(s), r(s')),
+    #   D(s, none) = subtree norm of s,  D(none, none) = 0.
+    # Children as one-hot rows over (none, slot 0, slot 1, ...): the
+    # gathers below are then small products, cheap to compile and to
+    # differentiate on every backend.
+    dtype = nodes.dtype
+    left, right = (
+        ops.one_hot(c, 1 + slots_pred, dtype=dtype)
+        for c in _children(trees, slots_pred)
+    )
+    t_left, t_right = (
+        ops.one_hot(c, 1 + slots_target, dtype=dtype)
+        for c in _children(target_trees, slots_target)
+    )
+    norms = _subtree_norms(left, right, ops.sum(ops.square(nodes), -1))
+    t_norms = _subtree_norms(
+        t_left, t_right, ops.sum(ops.square(target_nodes), -1)
+    )
+    pair_distance = ops.sum(
+        ops.square(
+            ops.expand_dims(nodes, 2) - ops.expand_dims(target_nodes, 1)
+        ),
+        axis=-1,
+    )  # (B, slots_pred, slots_target)
+    rows = [t_norms]  # the empty predicted tree against every target slot
+    for slot in range(slots_pred):
+        if slot < NUM_LEAVES:
+            left_row = right_row = t_norms
+        else:
+            done = ops.stack(rows, axis=1)  # (B, 1 + slot, 1 + slots_target)
+            size = slot + 1
+            left_row = ops.einsum("bk,bkj->bj", left[:, slot, :size], done)
+            right_row = ops.einsum("bk,bkj->bj", right[:, slot, :size], done)
+        matched = (
+            pair_distance[:, slot]
+            + ops.einsum("bsj,bj->bs", t_left, left_row)
+            + ops.einsum("bsj,bj->bs", t_right, right_row)
+        )
+        rows.append(
+            ops.concatenate([norms[:, slot + 1 : slot + 2], matched], axis=1)
+        )
+    table = ops.stack(rows, axis=1)  # (B, 1 + slots_pred, 1 + slots_target)
+    # Roots (in the shifted numbering): the last slot, or 0 (none) for an
+    # empty tree.
+    root = ops.one_hot(
+        ops.where(trees[:, 0, 0] >= 0, slots_pred, 0), 1 + slots_pred,
+        dtype=dtype,
+    )
+    t_root = ops.one_hot(
+        ops.where(target_trees[:, 0, 0] >= 0, slots_target, 0),
+        1 + slots_target,
+        dtype=dtype,
+    )
+    distance = ops.einsum("bi,bij,bj->b", root, table, t_root)
+    return ops.reshape(distance, lead)
+
+
+@keras.saving.register_keras_serializable(package="on_lstm_keras")
+class RRNNTreeDistance(Layer):
+    """Adds `weight × mean tree distance` to the model's losses.
+
+    Called on `[trees, nodes, target_trees, target_nodes]` (the
+    `return_trees`/`return_nodes` outputs of the trained `RRNN` and of the
+    target, e.g. a frozen `RRNN.from_gru(pretrained_gru, return_trees=True,
+    return_nodes=True, return_sequences=True)` on the same inputs), it
+    returns the tree distance per sample and step (see `tree_distance`) and
+    adds `weight` times its mean over the unmasked steps with `add_loss`
+    (a masked step, a tree of `-1`, does not count).
+
+    Args:
+        weight: Non-negative float, weight of the term (the reference code
+            uses 0.003).
+
+    Example:
+
+    >>> import numpy as np
+    >>> from on_lstm_keras.rrnn import RRNN
+    >>> x = np.random.random((2, 4, 3)).astype("float32")
+    >>> gru = keras.layers.GRU(5, reset_after=False, return_sequences=True)
+    >>> _ = gru(x)
+    >>> target = RRNN.from_gru(gru, return_trees=True, return_nodes=True)
+    >>> layer = RRNN(5, score_units=4, return_sequences=True,
+    ...              return_trees=True, return_nodes=True)
+    >>> _, trees, nodes = layer(x)
+    >>> _, t_trees, t_nodes = target(x)
+    >>> tuple(RRNNTreeDistance(0.003)([trees, nodes, t_trees, t_nodes]).shape)
+    (2, 4)
+    """
+
+    def __init__(self, weight=0.003, **kwargs):
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, (int, float))
+            or weight < 0
+        ):
+            raise ValueError(
+                "Argument `weight` must be a non-negative float, "
+                f"received: weight={weight!r}"
+            )
+        super().__init__(**kwargs)
+        self.weight = float(weight)
+
+    def call(self, inputs):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != 4:
+            raise ValueError(
+                "Argument `inputs` of RRNNTreeDistance must be a list "
+                "[trees, nodes, target_trees, target_nodes], received: "
+                f"{type(inputs).__name__} of length "
+                f"{len(inputs) if hasattr(inputs, '__len__') else '?'}"
+            )
+        trees, nodes, target_trees, target_nodes = inputs
+        distance = tree_distance(trees, nodes, target_trees, target_nodes)
+        distance = ops.cast(distance, "float32")
+        trees = ops.convert_to_tensor(trees)
+        valid = ops.cast(trees[..., 0, 0] >= 0, "float32")
+        term = ops.sum(distance * valid) / ops.maximum(ops.sum(valid), 1.0)
+        if self.weight > 0:
+            self.add_loss(self.weight * term)
+        return distance
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape[0][:-2])
+
+    def get_config(self):
+        return {**super().get_config(), "weight": self.weight}

@@ -1,0 +1,259 @@
+"""The tree search an `RRNNCell` runs at every step.
+
+`TreeSearch` holds the cell's computation: it scores every candidate merge
+of the pool, selects one (hard, soft or forced) and builds the step's
+tree. It is mixed into `RRNNCell`, which owns the weights and settings it
+reads (`tuples`, `units`, `iterations`, `selection`, `pool`, `operations`,
+`activations`, `bounded`, `margin`, the kernels and the score MLP).
+"""
+
+import numpy as np
+from keras import ops
+
+from on_lstm_keras.rrnn.trees import NUM_LEAVES
+
+_UNARY = {
+    "sigmoid": ops.sigmoid,
+    "tanh": ops.tanh,
+    "one_minus": lambda v: 1.0 - v,
+    "identity": lambda v: v,
+    "relu": ops.relu,
+}
+_BINARY = {
+    "add": lambda a, b: a + b,
+    "multiply": lambda a, b: a * b,
+}
+
+
+
+def pair_tables(iterations):
+    """Static `(i, j)` children of every candidate pair, per iteration."""
+    tables = []
+    for n in range(iterations):
+        slots = NUM_LEAVES + n
+        pairs = [(i, j) for i in range(slots) for j in range(i + 1, slots)]
+        left = np.array([p[0] for p in pairs], dtype="int32")
+        right = np.array([p[1] for p in pairs], dtype="int32")
+        generated = (left >= NUM_LEAVES).astype("int32") + (
+            right >= NUM_LEAVES
+        ).astype("int32")
+        tables.append((left, right, generated))
+    return tables
+
+
+class TreeSearch:
+    """Candidates, scores and selection of the RRNN cell's merges."""
+
+    def num_candidates(self, n):
+        """Number of candidates merge `n` scores (0 in forced mode)."""
+        if self.selection == "forced":
+            return 0
+        return (
+            len(self._pairs[n][0])
+            * self.tuples
+            * len(self.operations)
+            * len(self.activations)
+        )
+
+    def score(self, candidates):
+        """`α(c)` for candidates `(..., units)`; returns `(...)`."""
+        hidden = candidates
+        if self.score_units:
+            hidden = ops.relu(
+                ops.matmul(hidden, self.score_hidden_kernel)
+                + self.score_hidden_bias
+            )
+        return ops.squeeze(ops.matmul(hidden, self.score_kernel), axis=-1)
+
+    def _project(self, value, node_kernel, batch):
+        K, units = self.tuples, self.units
+        both = ops.reshape(
+            ops.matmul(value, node_kernel), (batch, 2, K, units)
+        )
+        return both[:, 0], both[:, 1]
+
+    def tree_step(self, x_proj, h_tm1, node_kernel, x=None):
+        """Builds one tree per sample.
+
+        Args:
+            x_proj: `(batch, K * units)`, `input_projection(x_t)`.
+            h_tm1: `(batch, units)`, the previous state.
+            node_kernel: `node_kernel()`.
+            x: Optional `(batch, input_dim)`, the input itself; when given,
+                the node values are returned.
+
+        Returns:
+            A dict: `"h"` `(batch, units)`; `"trees"` int32
+            `(batch, iterations, 5)`; `"margin"` `(batch,)` the margin term
+            (0 in forced mode); and, if `x` is given, `"nodes"`
+            `(batch, 3 + iterations, node_width)`.
+        """
+        K, units = self.tuples, self.units
+        batch = ops.shape(h_tm1)[0]
+        dtype = h_tm1.dtype
+        bias = ops.reshape(self.bias, (K, units))
+        zeros = ops.zeros_like(ops.reshape(x_proj, (batch, K, units)))
+        left = [ops.reshape(x_proj, (batch, K, units))]
+        right = [zeros]  # slot 0 is never a right child
+        h_left, h_right = self._project(h_tm1, node_kernel, batch)
+        left += [h_left, zeros]
+        right += [h_right, zeros]
+        values = []
+        choices = []
+        margin = ops.zeros((batch,), dtype=dtype)
+        alive = None
+        if self.pool == "roots" and self.selection != "forced":
+            alive = ops.concatenate(
+                [
+                    ops.ones((batch, NUM_LEAVES), dtype=dtype),
+                    ops.zeros((batch, self.iterations), dtype=dtype),
+                ],
+                axis=1,
+            )
+        for n in range(self.iterations):
+            if self.selection == "forced":
+                i, j, k, o, a = self.tree[n]
+                pre = _BINARY[self.operations[o]](
+                    left[i][:, k], right[j][:, k]
+                ) + bias[k]
+                value = _UNARY[self.activations[a]](pre)
+            else:
+                value, choice, merge_margin, alive = self._search(
+                    n, left, right, bias, alive
+                )
+                choices.append(choice)
+                margin = margin + merge_margin
+            values.append(value)
+            if n + 1 < self.iterations:
+                new_left, new_right = self._project(value, node_kernel, batch)
+                left.append(new_left)
+                right.append(new_right)
+        if self.selection == "forced":
+            trees = ops.broadcast_to(
+                ops.convert_to_tensor(np.array(self.tree, dtype="int32")),
+                (batch, self.iterations, 5),
+            )
+        else:
+            trees = ops.stack(choices, axis=1)
+        result = {"h": values[-1], "trees": trees, "margin": margin}
+        if x is not None:
+            width = self.node_width
+
+            def pad(v):
+                extra = width - v.shape[-1]
+                if extra:
+                    v = ops.pad(v, [[0, 0], [0, extra]])
+                return v
+
+            leaves = [
+                pad(ops.cast(x, dtype)),
+                pad(h_tm1),
+                ops.zeros((batch, width), dtype=dtype),
+            ]
+            result["nodes"] = ops.stack(
+                leaves + [pad(v) for v in values], axis=1
+            )
+        return result
+
+    def _search(self, n, left, right, bias, alive):
+        """Merge `n` by score: returns `(value, choice, margin, alive)`."""
+        K, units = self.tuples, self.units
+        n_ops, n_acts = len(self.operations), len(self.activations)
+        pair_left, pair_right, pair_generated = self._pairs[n]
+        n_pairs = len(pair_left)
+        batch = ops.shape(left[0])[0]
+        slots = NUM_LEAVES + n
+        a = ops.take(ops.stack(left, axis=1), pair_left, axis=1)
+        b = ops.take(ops.stack(right, axis=1), pair_right, axis=1)
+        # (batch, pairs, K, ops, units)
+        pre = ops.stack(
+            [_BINARY[name](a, b) for name in self.operations], axis=3
+        ) + ops.reshape(bias, (1, 1, K, 1, units))
+        # (batch, pairs, K, ops, acts, units) -> (batch, C, units)
+        candidates = ops.stack(
+            [_UNARY[name](pre) for name in self.activations], axis=4
+        )
+        per_pair = K * n_ops * n_acts
+        candidates = ops.reshape(candidates, (batch, n_pairs * per_pair, units))
+        scores = self.score(candidates)
+        valid = None
+        if self.bounded:
+            # The reference code's guard: an unbounded activation (identity,
+            # one-minus, relu) only where |pre-activation| < 1 throughout.
+            small = ops.cast(
+                ops.max(ops.abs(pre), axis=-1) < 1.0, scores.dtype
+            )  # (batch, pairs, K, ops)
+            squashing = np.array(
+                [name in ("sigmoid", "tanh") for name in self.activations],
+                dtype="float32",
+            )
+            allowed = ops.maximum(
+                ops.expand_dims(small, -1),
+                ops.cast(ops.convert_to_tensor(squashing), scores.dtype),
+            )  # (batch, pairs, K, ops, acts)
+            valid = ops.reshape(allowed, (batch, n_pairs * per_pair))
+        if alive is not None:
+            live = alive[:, :slots]
+            pair_valid = ops.take(live, pair_left, axis=1) * ops.take(
+                live, pair_right, axis=1
+            )
+            roots = ops.sum(alive[:, NUM_LEAVES:slots], axis=1)
+            remaining = self.iterations - n
+            needed = roots - remaining + 1.0
+            enough = ops.cast(
+                ops.convert_to_tensor(pair_generated.astype("float32"))[
+                    None, :
+                ]
+                >= ops.expand_dims(needed, 1),
+                pair_valid.dtype,
+            )
+            pair_valid = ops.repeat(pair_valid * enough, per_pair, axis=1)
+            valid = pair_valid if valid is None else valid * pair_valid
+        if valid is not None:
+            floor = -3.0e4 if scores.dtype == "float16" else -1.0e9
+            scores = ops.where(valid > 0, scores, floor)
+        index = ops.argmax(scores, axis=-1)
+        probs = ops.softmax(scores, axis=-1)
+        if self.selection == "hard":
+            # Forward: the one-hot of the argmax (p − p is exactly 0);
+            # backward: the gradient of the softmax mixture.
+            weights = ops.one_hot(
+                index, ops.shape(scores)[1], dtype=probs.dtype
+            )
+            weights = weights + (probs - ops.stop_gradient(probs))
+        else:
+            weights = probs
+        value = ops.einsum("bc,bcu->bu", weights, candidates)
+        # The two best scores (a max, then a max without the argmax).
+        first = ops.max(scores, axis=-1)
+        without_first = ops.where(
+            ops.one_hot(index, ops.shape(scores)[1], dtype="bool"),
+            ops.min(scores, axis=-1, keepdims=True),
+            scores,
+        )
+        second = ops.max(without_first, axis=-1)
+        margin = ops.relu(self.margin - (first - second)) / self.margin
+        index = ops.cast(index, "int32")
+        act = index % n_acts
+        rest = index // n_acts
+        op = rest % n_ops
+        rest = rest // n_ops
+        k = rest % K
+        pair = rest // K
+        i = ops.take(ops.convert_to_tensor(pair_left), pair)
+        j = ops.take(ops.convert_to_tensor(pair_right), pair)
+        choice = ops.stack([i, j, k, op, act], axis=-1)
+        if alive is not None:
+            generated = np.zeros((self.num_slots,), dtype="float32")
+            generated[NUM_LEAVES:] = 1.0
+            generated = ops.cast(ops.convert_to_tensor(generated), alive.dtype)
+            used = (
+                ops.one_hot(i, self.num_slots, dtype=alive.dtype)
+                + ops.one_hot(j, self.num_slots, dtype=alive.dtype)
+            ) * generated
+            new = np.zeros((self.num_slots,), dtype="float32")
+            new[slots] = 1.0
+            alive = alive * (1.0 - used) + ops.cast(
+                ops.convert_to_tensor(new), alive.dtype
+            )
+        return value, choice, margin, alive
