@@ -128,7 +128,7 @@ def workflow_leaves(tree):
     return leaves(tree)
 
 
-def test_parse_layers_and_ascii(trained, capsys):
+def test_parse_layers_and_ascii(trained, capsys, tmp_path):
     _, output = trained
     import keras
 
@@ -150,6 +150,12 @@ def test_parse_layers_and_ascii(trained, capsys):
                      "学生学习历史"]) == 0
     assert capsys.readouterr().out == to_brackets_of(
         distances_to_tree(words, d[0], split="plain")) + "\n"
+    # --file: one sentence a line, the same trees as on the command line.
+    listed = tmp_path / "sentences.txt"
+    listed.write_text("学生学习历史\n", encoding="utf-8")
+    assert cli.main(["parse", "--model", str(output), "--layer", "2",
+                     "--format", "ascii", "--file", str(listed)]) == 0
+    assert capsys.readouterr().out == text
     assert cli.main(["parse", "--model", str(output), "--layer", "3", "学生"]) == 2
     assert "layer=3" in capsys.readouterr().err
 
@@ -246,6 +252,14 @@ def test_evaluate_baseline_json_matches_hand_computed_f1(fake_nltk_data, capsys)
     # With roots: overlaps 2 + 1, predicted 5 + 2, gold 3 + 1:
     # P 3/7, R 3/4, F1 18/33.
     assert result["corpus_f1"] == pytest.approx(100 * 18 / 33)
+    # The same as text.
+    assert cli.main(["evaluate", "--baseline", "right", "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data)]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "sinica: 2 sentences scored (1 with fewer than 2 words skipped), "
+        "baseline right",
+        "  trees: sentence F1 16.7  corpus F1 54.5",
+    ]
 
 
 def test_evaluate_a_model_on_every_layer(trained, fake_nltk_data, capsys):
@@ -290,6 +304,13 @@ def test_evaluate_layer_flag_picks_the_layer(trained, fake_nltk_data, capsys,
         assert result["layer"] == int(layer)
         assert result["sentence_f1"] == pytest.approx(WANT[int(layer)][0])
         assert result["corpus_f1"] == pytest.approx(WANT[int(layer)][1])
+    assert cli.main(["evaluate", "--model", str(output), "--treebank",
+                     "sinica", "--nltk-data", str(fake_nltk_data),
+                     "--layer", "all"]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  layer 1: sentence F1 16.7  corpus F1 54.5",
+        "  layer 2: sentence F1 33.3  corpus F1 72.7",
+    ]
 
 
 @pytest.mark.slow
