@@ -14,23 +14,30 @@ collect_ignore = ["distributed_check.py"]
 
 @pytest.fixture(scope="session")
 def shared_nltk_data():
-    """The shared NLTK data directory with the dev treebanks, or a skip.
+    """The NLTK data directory with the dev treebanks, or a skip.
 
     Looked up in the `NLTK_DATA` environment variable if it is set (the first
-    existing directory of its os.pathsep-separated list), else at
-    `../shared/nltk_data` relative to the repository root.
+    existing directory of its os.pathsep-separated list); else the first of
+    `../shared/nltk_data` beside the repository (the developers' layout) and
+    nltk's own search path (`~/nltk_data` after
+    `python -m nltk.downloader treebank sinica_treebank`) that holds a
+    `corpora` folder.
     """
     env = os.environ.get("NLTK_DATA")
     if env:
         candidates = [pathlib.Path(p) for p in env.split(os.pathsep) if p]
         where = f"NLTK_DATA={env!r}"
     else:
+        import nltk
+
         candidates = [REPO_ROOT.parent / "shared" / "nltk_data"]
-        where = str(candidates[0])
+        candidates += [pathlib.Path(p) for p in nltk.data.path]
+        where = ", ".join(str(p) for p in candidates)
     for path in candidates:
-        if path.is_dir():
+        if (path / "corpora").is_dir():
             return path.resolve()
     pytest.skip(
-        f"shared NLTK data not found (looked in {where}); set NLTK_DATA or "
-        "put the NLTK data directory at ../shared/nltk_data"
+        f"no NLTK data with a corpora folder found (looked in {where}); get "
+        "the treebanks with `python -m nltk.downloader treebank "
+        "sinica_treebank` or set NLTK_DATA to the folder that holds them"
     )
