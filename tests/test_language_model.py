@@ -343,3 +343,17 @@ def test_bad_arguments():
     model = small_model()
     with pytest.raises(ValueError, match="stateful=False"):
         train_language_model(model, [1] * 50, [1] * 50, "/tmp/x", batch_size=2)
+
+
+def test_read_history_keeps_the_rows_before_the_checkpoint(tmp_path):
+    from on_lstm_keras.models.training import read_history
+
+    path = tmp_path / "history.csv"
+    assert read_history(str(path)) == []
+    path.write_text("epoch,loss,val_perplexity\n0,2.0,9.5\nép\n1,1.5,7.25\n"
+                    "2,1.2,8.0\n", encoding="utf-8")
+    # The torn middle row is skipped, the rows after it are kept.
+    assert [r["epoch"] for r in read_history(str(path))] == ["0", "1", "2"]
+    rows = read_history(str(path), before_epoch=2)
+    assert [(r["epoch"], r["val_perplexity"]) for r in rows] == [
+        ("0", "9.5"), ("1", "7.25")]
