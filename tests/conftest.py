@@ -41,3 +41,23 @@ def shared_nltk_data():
         "the treebanks with `python -m nltk.downloader treebank "
         "sinica_treebank` or set NLTK_DATA to the folder that holds them"
     )
+
+
+# Three Sinica sentences in the treebank's own format: one of one word
+# (skipped by the scorers), one of six and one of three words.
+FAKE_SINICA = (
+    "#1:1.[4257] NP(Head:Neu:一)#。(PERIODCATEGORY)\n"
+    "#3:3.[39029] S(theme:NP(Head:N(DUMMY1:Nba:嘉珍|Head:Caa:和|DUMMY2:Nhaa:我))"
+    "|Head:VC1:住在|goal:NP(quantifier:DM:同一條|Head:Nab:巷子))#，(COMMACATEGORY)\n"
+    "#9:9.[1] S(theme:NP(Head:Nad:臉色)|Head:VH11:蒼白|theme:NP(Head:Nab:鱟))"
+    "#，(COMMACATEGORY)\n"
+)
+
+
+@pytest.fixture
+def fake_nltk_data(tmp_path):
+    """An NLTK data folder holding only `FAKE_SINICA` as the Sinica treebank."""
+    sinica = tmp_path / "corpora" / "sinica_treebank"
+    sinica.mkdir(parents=True)
+    (sinica / "parsed").write_text(FAKE_SINICA, encoding="utf-8")
+    return tmp_path

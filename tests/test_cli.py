@@ -217,23 +217,6 @@ def test_bad_corpus_files(tmp_path, capsys):
     assert "No model directory" in capsys.readouterr().err
 
 
-FAKE_SINICA = (
-    "#1:1.[4257] NP(Head:Neu:一)#。(PERIODCATEGORY)\n"
-    "#3:3.[39029] S(theme:NP(Head:N(DUMMY1:Nba:嘉珍|Head:Caa:和|DUMMY2:Nhaa:我))"
-    "|Head:VC1:住在|goal:NP(quantifier:DM:同一條|Head:Nab:巷子))#，(COMMACATEGORY)\n"
-    "#9:9.[1] S(theme:NP(Head:Nad:臉色)|Head:VH11:蒼白|theme:NP(Head:Nab:鱟))"
-    "#，(COMMACATEGORY)\n"
-)
-
-
-@pytest.fixture
-def fake_nltk_data(tmp_path):
-    sinica = tmp_path / "corpora" / "sinica_treebank"
-    sinica.mkdir(parents=True)
-    (sinica / "parsed").write_text(FAKE_SINICA, encoding="utf-8")
-    return tmp_path
-
-
 def test_evaluate_baseline_json_matches_hand_computed_f1(fake_nltk_data, capsys):
     assert cli.main(["evaluate", "--baseline", "right", "--treebank", "sinica",
                      "--nltk-data", str(fake_nltk_data), "--json"]) == 0

@@ -131,15 +131,8 @@ def test_the_layers_and_the_splits_give_different_trees(model_and_vocab):
     assert trees[2, "official"] != trees[2, "plain"]
 
 
-# Sinica sentences in the treebank's own format (as in test_cli.py): one of
-# one word (skipped), one of six and one of three words.
-FAKE_SINICA = (
-    "#1:1.[4257] NP(Head:Neu:一)#。(PERIODCATEGORY)\n"
-    "#3:3.[39029] S(theme:NP(Head:N(DUMMY1:Nba:嘉珍|Head:Caa:和|DUMMY2:Nhaa:我))"
-    "|Head:VC1:住在|goal:NP(quantifier:DM:同一條|Head:Nab:巷子))#，(COMMACATEGORY)\n"
-    "#9:9.[1] S(theme:NP(Head:Nad:臉色)|Head:VH11:蒼白|theme:NP(Head:Nab:鱟))"
-    "#，(COMMACATEGORY)\n"
-)
+# `fake_nltk_data` (conftest.py) holds three Sinica sentences: one of one
+# word (skipped), one of six and one of three words.
 
 # Hand-made distances of a two-layer model.
 # Sentence 1 (嘉珍 和 我 住在 同一條 巷子; gold (0,3) (4,6), root (0,6)):
@@ -158,14 +151,6 @@ FAKE_DISTANCES = {
     ("臉色", "蒼白", "鱟"): np.array([[3, 2, 1], [1, 3, 2]], float),
 }
 WANT = {1: (100 / 6, 100 * 6 / 11), 2: (100 / 3, 100 * 8 / 11)}
-
-
-@pytest.fixture
-def fake_nltk_data(tmp_path):
-    sinica = tmp_path / "corpora" / "sinica_treebank"
-    sinica.mkdir(parents=True)
-    (sinica / "parsed").write_text(FAKE_SINICA, encoding="utf-8")
-    return tmp_path
 
 
 @pytest.fixture
