@@ -1,0 +1,84 @@
+"""`on-lstm`: train a language model, parse with it, evaluate its trees.
+
+    on-lstm train --language zh [--corpus PATH] --output DIR [--baseline]
+    on-lstm parse --model DIR [--layer K] [--format json|brackets|ascii] [SENTENCE ...]
+    on-lstm evaluate (--model DIR | --baseline right) --treebank ptb [--max-length 10] [--json]
+"""
+
+import argparse
+import sys
+
+from on_lstm_keras.cli._args import quiet_tensorflow
+from on_lstm_keras.cli.evaluate import add_evaluate_arguments
+from on_lstm_keras.cli.evaluate import run_evaluate
+from on_lstm_keras.cli.parse import add_parse_arguments
+from on_lstm_keras.cli.parse import format_parse
+from on_lstm_keras.cli.parse import read_input_sentences
+from on_lstm_keras.cli.parse import run_parse
+from on_lstm_keras.cli.train import DEFAULT_OUTPUT
+from on_lstm_keras.cli.train import PRESETS
+from on_lstm_keras.cli.train import add_train_arguments
+from on_lstm_keras.cli.train import check_output
+from on_lstm_keras.cli.train import check_train_flags
+from on_lstm_keras.cli.train import run_training
+from on_lstm_keras.cli.train import settings_from_args
+
+__all__ = [
+    "DEFAULT_OUTPUT", "PRESETS", "add_evaluate_arguments", "add_parse_arguments",
+    "add_train_arguments", "build_parser", "check_output", "check_train_flags",
+    "format_parse", "main", "quiet_tensorflow", "read_input_sentences",
+    "run_evaluate", "run_parse", "run_training", "settings_from_args",
+]
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="on-lstm", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_train_arguments(commands.add_parser(
+        "train", help="train an ON-LSTM language model on a corpus"))
+    add_parse_arguments(commands.add_parser(
+        "parse", help="print unsupervised trees of sentences"))
+    add_evaluate_arguments(commands.add_parser(
+        "evaluate", help="unlabeled F1 against a treebank"))
+    return parser
+
+
+def main(argv=None):
+    """Runs `on-lstm`; returns the exit code: 0 done, 2 bad input (a flag,
+    a file, a locked or unusable directory), 1 training diverged, 130
+    interrupted. Errors print one line, no traceback."""
+    quiet_tensorflow()
+    args = build_parser().parse_args(argv)
+    from on_lstm_keras._lock import DirectoryLocked
+
+    diverged = ()  # Keras starts only for the commands that need a model.
+    if args.command == "train":
+        from on_lstm_keras.models.training import TrainingDiverged
+
+        diverged = TrainingDiverged
+
+    def error(message):
+        print(f"on-lstm {args.command}: error: {message}", file=sys.stderr)
+
+    try:
+        if args.command == "train":
+            run_training(args, args.language)
+        elif args.command == "parse":
+            run_parse(args)
+        else:
+            run_evaluate(args)
+    except diverged as e:
+        error(e)
+        return 1
+    except (FileNotFoundError, FileExistsError, ValueError, LookupError,
+            DirectoryLocked) as e:
+        error(e)
+        return 2
+    except OSError as e:
+        where = f"{e.filename}: " if e.filename else ""
+        error(f"{where}{e.strerror or e}")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
