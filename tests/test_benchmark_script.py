@@ -1,0 +1,63 @@
+"""The benchmark script's own logic: flag checks, the environment it
+prints, and the parse workload (its timings are not tested)."""
+
+import importlib.util
+import os
+
+import pytest
+
+_PATH = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks",
+                     "bench_layer.py")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_layer", _PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--configs", "small,huge"], "huge"),
+    (["--steps", "0"], "--steps"),
+    (["--parse", "--sentences", "0"], "--sentences"),
+    (["--model", "runs/x"], "--model"),
+    (["--parse", "--torch"], "--torch"),
+])
+def test_bad_flags_are_named(bench, capsys, argv, flag):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.parse_args(argv)
+    assert exit_info.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_forward_only_reaches_the_backend_subprocesses(bench):
+    args = bench.parse_args(["--forward-only", "--configs", "small"])
+    assert "--forward-only" in bench.child_argv(args)
+    assert "--forward-only" not in bench.child_argv(
+        bench.parse_args(["--configs", "small"]))
+
+
+def test_environment_names_the_machine(bench):
+    env = bench.environment()
+    assert env["logical_cores"] == os.cpu_count()
+    assert isinstance(env["cpu"], str) and env["cpu"]
+    if hasattr(os, "sched_getaffinity"):
+        assert env["usable_cores"] == len(os.sched_getaffinity(0))
+
+
+def test_random_parse_workload(bench):
+    from on_lstm_keras.data.vocabulary import SPECIALS
+    from on_lstm_keras.data.vocabulary import Vocabulary
+
+    vocab = Vocabulary.build([["a", "b", "c", "d"]])
+    args = bench.parse_args(["--parse", "--sentences", "50"])
+    sentences = bench.parse_workload(args, vocab)
+    assert len(sentences) == 50
+    low, high = bench.PARSE_LENGTHS
+    assert all(low <= len(s) <= high for s in sentences)
+    assert {w for s in sentences for w in s} <= {"a", "b", "c", "d"}
+    assert not {w for s in sentences for w in s} & set(SPECIALS)
+    # Seeded: the same workload every run.
+    assert sentences == bench.parse_workload(args, vocab)
