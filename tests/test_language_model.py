@@ -338,6 +338,8 @@ def test_bad_arguments():
         small_model(chunk_size=5)
     with pytest.raises(ValueError, match="cell='gru'"):
         small_model(cell="gru")
+    with pytest.raises(ValueError, match="recurrent='gru'"):
+        small_model(recurrent="gru")
     with pytest.raises(ValueError, match="weight_drop=1.0"):
         small_model(weight_drop=1.0)
     model = small_model()

@@ -1,15 +1,22 @@
 """The paper's word-level language model: stacked ON-LSTM with AWD-LSTM
 regularisation and a tied softmax."""
 
+import warnings
+
 import keras
 from keras import ops
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras.config import RECURRENT_KINDS
+from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.layers import ONLSTM
 from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.embedding import WordDropoutEmbedding
 
-CELLS = ("onlstm", "lstm")
+CELLS = RECURRENT_KINDS  # the old name
+
+# Every default is `ModelConfig`'s (the paper's), written once there.
+_DEFAULT = ModelConfig()
 
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
@@ -33,12 +40,16 @@ class ONLSTMLanguageModel(keras.Model):
     `stateful=True` RNN layers, this carries the state under every backend's
     `fit`, JAX's included.
 
-    `cell="lstm"` builds the same-size LSTM baseline through the same code
+    `recurrent="lstm"` builds the same-size LSTM baseline through the same code
     path: each layer is an `ONLSTM` with a single level
     (`chunk_size=units`) and `master_input="reverse_cumsum"`, for which both
     master gates are constantly 1 and the update is exactly the LSTM's
     `c = f∘c₋₁ + i∘ĉ` (the tests check this against `keras.layers.LSTM`).
     The same dropouts and DropConnect apply, so the comparison is fair.
+
+    The architecture arguments are the fields of `ModelConfig` (the
+    defaults are its, the paper's); `from_model_config` builds the model
+    from one.
 
     Args:
         vocab_size: Number of words, padding included.
@@ -47,7 +58,7 @@ class ONLSTMLanguageModel(keras.Model):
         num_layers: Number of recurrent layers (paper: 3).
         chunk_size: Master-gate chunk size (paper: 10); must divide every
             layer's size.
-        cell: `"onlstm"` (default) or `"lstm"` (the baseline).
+        recurrent: `"onlstm"` (default) or `"lstm"` (the baseline).
         master_input: The ON-LSTM master input gate, `"cumax"` (paper) or
             `"reverse_cumsum"`.
         input_dropout: Locked dropout on the embeddings (AWD `dropouti`,
@@ -63,6 +74,7 @@ class ONLSTMLanguageModel(keras.Model):
         stateful: Carry the recurrent state from batch to batch (truncated
             BPTT); needs a fixed batch size (build with `build_for`).
         seed: Random seed of every dropout.
+        cell: Deprecated name of `recurrent`.
 
     Call arguments:
         tokens: Integer tensor `(batch, time)`.
@@ -84,49 +96,49 @@ class ONLSTMLanguageModel(keras.Model):
     def __init__(
         self,
         vocab_size,
-        embedding_size=400,
-        hidden_size=1150,
-        num_layers=3,
-        chunk_size=10,
-        cell="onlstm",
-        master_input="cumax",
-        input_dropout=0.5,
-        layer_dropout=0.3,
-        output_dropout=0.45,
-        embedding_dropout=0.1,
-        weight_drop=0.45,
-        tie_weights=True,
+        embedding_size=_DEFAULT.embedding_size,
+        hidden_size=_DEFAULT.hidden_size,
+        num_layers=_DEFAULT.num_layers,
+        chunk_size=_DEFAULT.chunk_size,
+        recurrent=_DEFAULT.recurrent,
+        master_input=_DEFAULT.master_input,
+        input_dropout=_DEFAULT.input_dropout,
+        layer_dropout=_DEFAULT.layer_dropout,
+        output_dropout=_DEFAULT.output_dropout,
+        embedding_dropout=_DEFAULT.embedding_dropout,
+        weight_drop=_DEFAULT.weight_drop,
+        tie_weights=_DEFAULT.tie_weights,
         stateful=False,
         seed=None,
+        cell=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        if cell is not None:
+            warnings.warn(
+                "ONLSTMLanguageModel(cell=...) is deprecated; use "
+                "recurrent=... (the same values, 'onlstm' or 'lstm')",
+                DeprecationWarning, stacklevel=2,
+            )
+            recurrent = check.choice("cell", cell, RECURRENT_KINDS)
         self.vocab_size = check.positive_int("vocab_size", vocab_size)
-        self.embedding_size = check.positive_int("embedding_size", embedding_size)
-        self.hidden_size = check.positive_int("hidden_size", hidden_size)
-        self.num_layers = check.positive_int("num_layers", num_layers)
-        self.chunk_size = check.positive_int("chunk_size", chunk_size)
-        self.cell = check.choice("cell", cell, CELLS)
-        self.master_input = master_input
-        self.input_dropout = check.rate("input_dropout", input_dropout)
-        self.layer_dropout = check.rate("layer_dropout", layer_dropout)
-        self.output_dropout = check.rate("output_dropout", output_dropout)
-        self.embedding_dropout = check.rate("embedding_dropout", embedding_dropout)
-        self.weight_drop = check.rate("weight_drop", weight_drop)
-        self.tie_weights = bool(tie_weights)
+        # The config checks every argument, by its name.
+        self.model_config = ModelConfig(
+            embedding_size=embedding_size, hidden_size=hidden_size,
+            num_layers=num_layers, chunk_size=chunk_size,
+            recurrent=recurrent, master_input=master_input,
+            input_dropout=input_dropout, layer_dropout=layer_dropout,
+            output_dropout=output_dropout,
+            embedding_dropout=embedding_dropout, weight_drop=weight_drop,
+            tie_weights=bool(tie_weights),
+        )
+        for name, value in self.model_config.to_dict().items():
+            setattr(self, name, value)
         self.stateful = bool(stateful)
         self.seed = seed
-
-        last = embedding_size if self.tie_weights else hidden_size
-        self.layer_sizes = [hidden_size] * (num_layers - 1) + [last]
-        if self.cell == "onlstm":
-            for size in set(self.layer_sizes):
-                if size % chunk_size:
-                    raise ValueError(
-                        "Argument `chunk_size` must divide every layer size "
-                        f"{sorted(set(self.layer_sizes))}, received: "
-                        f"chunk_size={chunk_size}"
-                    )
+        self.layer_sizes = self.model_config.layer_sizes
+        embedding_size, chunk_size = self.embedding_size, self.chunk_size
+        last = self.layer_sizes[-1]
 
         def seeded(offset):
             return None if seed is None else seed + offset
@@ -155,8 +167,8 @@ class ONLSTMLanguageModel(keras.Model):
         ]
         self.rnn_layers = []
         for k, size in enumerate(self.layer_sizes):
-            if self.cell == "onlstm":
-                chunk, mode = chunk_size, master_input
+            if self.recurrent == "onlstm":
+                chunk, mode = chunk_size, self.master_input
             else:
                 chunk, mode = size, "reverse_cumsum"
             self.rnn_layers.append(
@@ -169,7 +181,7 @@ class ONLSTMLanguageModel(keras.Model):
                     return_distances=True,
                     return_state=True,
                     seed=seeded(100 + k),
-                    name=f"{self.cell}_{k}",
+                    name=f"{self.recurrent}_{k}",
                 )
             )
         if self.tie_weights:
@@ -286,7 +298,7 @@ class ONLSTMLanguageModel(keras.Model):
             "hidden_size": self.hidden_size,
             "num_layers": self.num_layers,
             "chunk_size": self.chunk_size,
-            "cell": self.cell,
+            "recurrent": self.recurrent,
             "master_input": self.master_input,
             "input_dropout": self.input_dropout,
             "layer_dropout": self.layer_dropout,
@@ -302,4 +314,27 @@ class ONLSTMLanguageModel(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         config.pop("trainable", None)
+        if "cell" in config:  # saved before `cell` became `recurrent`
+            config["recurrent"] = config.pop("cell")
         return cls(**config)
+
+    @classmethod
+    def from_model_config(cls, model_config, vocab_size, **kwargs):
+        """A model with the architecture of a `ModelConfig`.
+
+        Args:
+            model_config: A `ModelConfig` (or its `to_dict()`).
+            vocab_size: Number of words, padding included.
+            **kwargs: `stateful`, `seed`, `name`, ...
+
+        Example:
+
+        >>> from on_lstm_keras.config import PRESETS
+        >>> model = ONLSTMLanguageModel.from_model_config(
+        ...     PRESETS["small"][0], vocab_size=100)
+        >>> model.layer_sizes
+        [256, 256, 256]
+        """
+        if isinstance(model_config, dict):
+            model_config = ModelConfig.from_dict(model_config)
+        return cls(vocab_size, **model_config.to_dict(), **kwargs)

@@ -28,6 +28,9 @@ import keras
 from on_lstm_keras import _validation as check
 from on_lstm_keras._atomic import replacing
 from on_lstm_keras._atomic import write_text
+from on_lstm_keras.config import DEFAULT_LEARNING_RATES
+from on_lstm_keras.config import OPTIMIZERS
+from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.data.batching import BPTTSequence
 from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.metrics import Perplexity
@@ -38,6 +41,9 @@ from on_lstm_keras.models.saving import write_json
 BACKUP_DIR = "checkpoint"
 CHECKPOINT_FILE = "training_metadata.json"
 HISTORY = "history.csv"
+
+# Every default is `TrainingConfig`'s (the paper's), written once there.
+_DEFAULT = TrainingConfig()
 
 
 class CorruptCheckpoint(ValueError):
@@ -58,16 +64,18 @@ class TrainingDiverged(RuntimeError):
         self.saved_epoch = saved_epoch
 
 
-def make_optimizer(name="sgd", learning_rate=None, clipnorm=0.25,
-                   weight_decay=1.2e-6):
+def make_optimizer(name=_DEFAULT.optimizer, learning_rate=_DEFAULT.learning_rate,
+                   clipnorm=_DEFAULT.clipnorm,
+                   weight_decay=_DEFAULT.weight_decay):
     """SGD (the paper: lr 30, clip 0.25, L2 1.2e-6) or Adam (lr 0.002).
 
     With plain SGD, Keras' decoupled `weight_decay` equals the paper's L2
-    penalty.
+    penalty. The defaults are `TrainingConfig`'s; `learning_rate=None`
+    takes the optimizer's from `config.DEFAULT_LEARNING_RATES`.
     """
-    name = check.choice("optimizer", name, ("sgd", "adam"))
+    name = check.choice("optimizer", name, OPTIMIZERS)
     if learning_rate is None:
-        learning_rate = 30.0 if name == "sgd" else 2e-3
+        learning_rate = DEFAULT_LEARNING_RATES[name]
     learning_rate = check.positive_float("learning_rate", learning_rate)
     if clipnorm is not None:
         clipnorm = check.positive_float("clipnorm", clipnorm)
@@ -109,7 +117,8 @@ def fitting_batch_size(ids, batch_size):
     return max(replicas, rows - rows % replicas)
 
 
-def evaluate_perplexity(model, ids, batch_size=10, bptt=70, verbose=0):
+def evaluate_perplexity(model, ids, batch_size=_DEFAULT.eval_batch_size,
+                        bptt=_DEFAULT.bptt, verbose=0):
     """Perplexity of `model` on the token stream `ids`.
 
     The stream is cut into `batch_size` rows (fewer for a very short
@@ -162,7 +171,8 @@ class ValidationPerplexity(keras.callbacks.Callback):
     stream from a zero state, as the paper's evaluation does.
     """
 
-    def __init__(self, ids, batch_size=10, bptt=70, verbose=1):
+    def __init__(self, ids, batch_size=_DEFAULT.eval_batch_size,
+                 bptt=_DEFAULT.bptt, verbose=1):
         super().__init__()
         self.batch_size = fitting_batch_size(ids, batch_size)
         self.data = BPTTSequence(ids, self.batch_size, bptt)
@@ -407,14 +417,14 @@ def train_language_model(
     train_ids,
     valid_ids,
     output_dir,
-    batch_size,
-    bptt=70,
-    epochs=1,
+    batch_size=_DEFAULT.batch_size,
+    bptt=_DEFAULT.bptt,
+    epochs=_DEFAULT.epochs,
     optimizer=None,
-    variable_length=False,
-    eval_batch_size=10,
+    variable_length=_DEFAULT.variable_length,
+    eval_batch_size=_DEFAULT.eval_batch_size,
     resume=False,
-    seed=0,
+    seed=_DEFAULT.seed,
     verbose=1,
     callbacks=(),
 ):
