@@ -1,12 +1,14 @@
 """A picture of an induced tree with the per-word distances drawn under it.
 
-Uses matplotlib (the `[examples]` extra) without pyplot's global state.
+Uses matplotlib (the `[plot]` extra) without pyplot's global state.
 Chinese text: the first installed CJK font matplotlib knows is used; SVG
 output keeps text as text (`svg.fonttype = "none"`), so any viewer with a
 CJK font shows the words even when matplotlib has none.
 """
 
 import os
+
+from on_lstm_keras._extras import require
 
 CJK_FONTS = (
     "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC",
@@ -59,10 +61,14 @@ def plot_tree(tree, distances, path, title=None, distance_label="d_f"):
 
     Returns:
         `path`.
+
+    Raises:
+        MissingExtraError: (an `ImportError`) if matplotlib is not
+            installed: `pip install 'on-lstm-keras[plot]'`.
     """
     import warnings
 
-    import matplotlib
+    matplotlib = require("matplotlib", "plot", "plot_tree")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

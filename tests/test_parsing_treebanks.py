@@ -157,8 +157,13 @@ def test_load_sinica_simplified(fake_data):
 
 def test_load_sinica_simplified_without_opencc(fake_data, monkeypatch):
     monkeypatch.setitem(sys.modules, "opencc", None)  # makes `import opencc` fail
-    with pytest.raises(ImportError, match="pip install opencc"):
+    with pytest.raises(ImportError) as caught:
         load_sinica(nltk_data=fake_data, to_simplified=True)
+    assert str(caught.value) == (
+        "load_sinica(to_simplified=True), which converts traditional to "
+        "simplified characters, needs opencc: "
+        "pip install 'on-lstm-keras[zh]'")
+    assert isinstance(caught.value, LookupError)  # `on-lstm` prints one line
 
 
 # --- the shared dev data (skipped when absent) ------------------------------

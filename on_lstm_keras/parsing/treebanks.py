@@ -25,6 +25,7 @@ import nltk
 from nltk.corpus.reader import BracketParseCorpusReader
 from nltk.corpus.reader import SinicaTreebankCorpusReader
 
+from on_lstm_keras._extras import require
 from on_lstm_keras._validation import positive_int
 from on_lstm_keras.parsing.trees import leaves
 
@@ -227,13 +228,9 @@ def load_ptb(nltk_data=None, max_length=None, fileids=None):
 
 
 def _t2s_converter():
-    try:
-        import opencc
-    except ImportError as e:
-        raise ImportError(
-            "load_sinica(to_simplified=True) needs the `opencc` package to "
-            "convert traditional to simplified characters: pip install opencc"
-        ) from e
+    opencc = require(
+        "opencc", "zh", "load_sinica(to_simplified=True), which converts "
+        "traditional to simplified characters,")
     return opencc.OpenCC("t2s").convert
 
 
@@ -259,14 +256,15 @@ def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
         max_length: If given, keep only sentences of at most this many words.
         to_simplified: Convert each word from traditional to simplified
             characters with OpenCC (`opencc.OpenCC("t2s")`; needs
-            `pip install opencc`). The segmentation is kept.
+            `pip install 'on-lstm-keras[zh]'`). The segmentation is kept.
 
     Returns:
         List of `GoldSentence(words, tree)`, in corpus order.
 
     Raises:
         CorpusNotFoundError: if the treebank is not found.
-        ImportError: if `to_simplified=True` and opencc is not installed.
+        MissingExtraError: (an `ImportError`) if `to_simplified=True` and
+            opencc is not installed.
 
     Example:
 

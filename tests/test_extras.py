@@ -1,0 +1,56 @@
+"""`require`: optional dependencies named with the extra that installs them."""
+
+import configparser
+import os
+import sys
+
+import pytest
+
+from on_lstm_keras import _extras
+from on_lstm_keras._extras import MissingExtraError
+from on_lstm_keras._extras import require
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.backend
+def test_require_returns_the_module():
+    import json
+
+    assert require("json", "zh", "Anything") is json
+
+
+@pytest.mark.backend
+def test_missing_module_gives_one_line_naming_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "opencc", None)  # `import opencc` fails
+    with pytest.raises(MissingExtraError) as caught:
+        require("opencc", "zh", "Converting to simplified characters")
+    error = caught.value
+    assert str(error) == ("Converting to simplified characters needs opencc: "
+                          "pip install 'on-lstm-keras[zh]'")
+    assert "\n" not in str(error)
+    # An ImportError for Python callers, a LookupError for `on-lstm` (which
+    # prints LookupErrors as one line and exits 2).
+    assert isinstance(error, ImportError) and isinstance(error, LookupError)
+    assert error.name == "opencc"
+    assert isinstance(error.__cause__, ImportError)
+
+
+@pytest.mark.backend
+def test_unknown_extra_is_named():
+    with pytest.raises(ValueError, match=r"`extra`.*extra='chinese'"):
+        require("json", "chinese", "Anything")
+
+
+def test_extras_match_setup_cfg():
+    """Each extra `require` can name exists in setup.cfg and lists a
+    requirement for each of its modules."""
+    config = configparser.ConfigParser()
+    config.read(os.path.join(REPO, "setup.cfg"), encoding="utf-8")
+    declared = config["options.extras_require"]
+    for extra, modules in _extras.EXTRAS.items():
+        assert extra in declared, extra
+        requirements = declared[extra]
+        for module in modules:
+            assert module in requirements, (extra, module)
+    assert config["metadata"]["name"].replace("_", "-") == _extras.DISTRIBUTION
