@@ -4,10 +4,21 @@
 scores into a monotone non-decreasing vector in [0, 1] that ends at 1: a soft
 version of the binary gate `(0, ..., 0, 1, ..., 1)` whose split point `d` has
 the categorical distribution `softmax(x)`.
+
+The two master gates also give, per step, two distances, the columns of the
+`(batch, timesteps, 2)` tensor that `ONLSTM(return_distances=True)` returns:
+column `DISTANCE_FORGET` holds `d_f = 1 − mean(f̃)` (the one the unsupervised
+parser splits on) and column `DISTANCE_INPUT` holds `d_i = mean(ĩ)`.
 """
 
 import keras
 from keras import ops
+
+DISTANCE_FORGET = 0
+"""Column of the master-forget distance `d_f = 1 − mean(f̃)`."""
+
+DISTANCE_INPUT = 1
+"""Column of the master-input distance `d_i = mean(ĩ)`."""
 
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
@@ -64,3 +75,31 @@ def reverse_cumax(x, axis=-1):
         return ops.ones_like(x)
     p = ops.softmax(x, axis=axis)
     return ops.flip(ops.cumsum(ops.flip(p, axis), axis), axis)
+
+
+def master_distances(master_forget, master_input):
+    """The per-step distances of the two master gates, stacked on a new last
+    axis: `d_f = 1 − mean(f̃)` in column `DISTANCE_FORGET`, `d_i = mean(ĩ)`
+    in column `DISTANCE_INPUT`.
+
+    Args:
+        master_forget: Tensor `(..., levels)`, the master forget gate `f̃`.
+        master_input: Tensor `(..., levels)`, the master input gate `ĩ`.
+
+    Returns:
+        Tensor `(..., 2)`.
+
+    Example:
+
+    >>> import numpy as np
+    >>> d = master_distances(np.array([[0.0, 0.5, 1.0, 1.0]]),
+    ...                      np.array([[1.0, 1.0, 0.0, 0.0]]))
+    >>> keras.ops.convert_to_numpy(d)[0, DISTANCE_FORGET].item()
+    0.375
+    >>> keras.ops.convert_to_numpy(d)[0, DISTANCE_INPUT].item()
+    0.5
+    """
+    columns = [None, None]
+    columns[DISTANCE_FORGET] = 1.0 - ops.mean(master_forget, axis=-1)
+    columns[DISTANCE_INPUT] = ops.mean(master_input, axis=-1)
+    return ops.stack(columns, axis=-1)

@@ -22,7 +22,10 @@ from on_lstm_keras.layers._rnn_extras import insert_extra_masks
 from on_lstm_keras.layers._rnn_extras import insert_extras
 from on_lstm_keras.layers.onlstm_fused import FusedRecurrence
 from on_lstm_keras.layers.onlstm_fused import fused_path_unsupported
+from on_lstm_keras.ops import DISTANCE_FORGET
+from on_lstm_keras.ops import DISTANCE_INPUT
 from on_lstm_keras.ops import cumax
+from on_lstm_keras.ops import master_distances
 from on_lstm_keras.ops import reverse_cumax
 
 MASTER_INPUT_MODES = ("cumax", "reverse_cumsum")
@@ -302,7 +305,8 @@ class ONLSTMCell(Layer, DropoutRNNCell):
 
         Returns:
             `(h, [h, c], distances)` where `distances` is `(batch, 2)`:
-            `[1 − mean(f̃), mean(ĩ)]`.
+            `1 − mean(f̃)` in column `DISTANCE_FORGET`, `mean(ĩ)` in
+            column `DISTANCE_INPUT`.
         """
         h_tm1, c_tm1 = states
         if training and self.recurrent_dropout > 0:
@@ -323,13 +327,7 @@ class ONLSTMCell(Layer, DropoutRNNCell):
             master_input = 1.0 - cumax(z_mi)
         else:
             master_input = reverse_cumax(z_mi)
-        distances = ops.stack(
-            [
-                1.0 - ops.mean(master_forget, axis=-1),
-                ops.mean(master_input, axis=-1),
-            ],
-            axis=-1,
-        )
+        distances = master_distances(master_forget, master_input)
 
         def by_level(t):
             return ops.reshape(t, (-1, levels, chunk))
@@ -415,7 +413,9 @@ class ONLSTM(RNN):
     weight layout). With `return_distances=True` the layer also returns, per
     step, the master-forget distance `d_f = 1 − mean(f̃)` (high where a new
     constituent starts; the unsupervised parser splits there) and the
-    master-input distance `d_i = mean(ĩ)`.
+    master-input distance `d_i = mean(ĩ)`, in the columns named by
+    `DISTANCE_FORGET` and `DISTANCE_INPUT`
+    (`distances[..., DISTANCE_FORGET]` is `d_f`).
 
     Speed: on the TensorFlow and JAX backends, with the default activations
     (`tanh`, `sigmoid`), the layer runs the whole recurrence as one function
@@ -469,8 +469,9 @@ class ONLSTM(RNN):
             with `return_distances` alone), which is what wrappers such as
             `keras.layers.Bidirectional` read it for.
         return_distances: Boolean (default `False`). If `True`, the layer
-            also returns a `(batch, timesteps, 2)` tensor of distances
-            `[d_f, d_i]`, right after the output and before any states,
+            also returns a `(batch, timesteps, 2)` tensor of distances:
+            `d_f` in column `DISTANCE_FORGET` (0), `d_i` in column
+            `DISTANCE_INPUT` (1), right after the output and before any states,
             whatever `return_sequences` is. Padded steps (where the mask is
             `False`) give distances of 0. They always come in the input's
             time order: `distances[:, t]` belongs to input step `t`, also

@@ -14,6 +14,10 @@ from keras import ops
 # `keras.layers.RNN`'s own backend-agnostic loop.
 from keras.src.backend import rnn as backend_rnn
 
+from on_lstm_keras.ops import DISTANCE_FORGET
+from on_lstm_keras.ops import DISTANCE_INPUT
+from on_lstm_keras.ops import master_distances
+
 # -- the fused recurrence with a hand-written backward pass -------------------
 #
 # `ONLSTM` runs the whole sequence through `FusedRecurrence` when
@@ -220,9 +224,9 @@ class FusedRecurrence:
         return o * tanh_c, c, saved
 
     def distances(self, gates):
-        """`[1 − mean(f̃), mean(ĩ)]` from `gates` `(time, batch, 2, L)`."""
-        means = ops.mean(gates, axis=-1)
-        return ops.stack([1.0 - means[..., 0], means[..., 1]], axis=-1)
+        """The `(time, batch, 2)` distances (see `master_distances`) from
+        `gates` `(time, batch, 2, L)`, which hold `[f̃, ĩ]`."""
+        return master_distances(gates[..., 0, :], gates[..., 1, :])
 
     def forward(self, x, kernel, bias, recurrent_kernel, h0, c0, keep, drop):
         """The forward loop: `(h_seq, c_prev_seq, saved), c_last`: the state
@@ -261,9 +265,16 @@ class FusedRecurrence:
         if keep is not None:
             inputs += (keep,)
         if d_dist is not None:
-            # d(1 − mean f̃)/df̃_j = −1/L, d(mean ĩ)/dĩ_j = 1/L.
-            sign = ops.convert_to_tensor([-1.0, 1.0], dtype=d_dist.dtype)
-            inputs += (ops.expand_dims(d_dist * sign / levels, -1),)
+            # d(1 − mean f̃)/df̃_j = −1/L, d(mean ĩ)/dĩ_j = 1/L; stacked as
+            # the gates are, `[f̃, ĩ]`.
+            d_gates_from_distances = ops.stack(
+                [
+                    -d_dist[..., DISTANCE_FORGET] / levels,
+                    d_dist[..., DISTANCE_INPUT] / levels,
+                ],
+                axis=-1,
+            )
+            inputs += (ops.expand_dims(d_gates_from_distances, -1),)
 
         def chunk_sum(t):
             return ops.sum(t, axis=-1)
