@@ -16,7 +16,7 @@ Two conventions are reported, as in the unsupervised-parsing literature:
 import math
 from typing import NamedTuple
 
-from on_lstm_keras.parsing._checks import tree_arg
+from on_lstm_keras._validation import tree_arg
 
 
 class PRF(NamedTuple):

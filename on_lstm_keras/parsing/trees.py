@@ -15,9 +15,9 @@ import nltk
 import numpy as np
 
 from on_lstm_keras._validation import choice
-from on_lstm_keras.parsing._checks import is_node
-from on_lstm_keras.parsing._checks import tree_arg
-from on_lstm_keras.parsing._checks import words_list
+from on_lstm_keras._validation import is_node
+from on_lstm_keras._validation import tree_arg
+from on_lstm_keras._validation import words_list
 
 SPLITS = ("official", "plain")
 
