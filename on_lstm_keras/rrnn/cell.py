@@ -22,6 +22,25 @@ from on_lstm_keras.rrnn.trees import tree_to_names
 SELECTIONS = ("hard", "soft", "forced")
 
 
+def non_negative_float(name, value):
+    """Returns `value` as a float if it is a finite number >= 0, else raises.
+
+    The RRNN loss weights (`margin_weight`, the tree-distance `weight`) may
+    be 0, which `_validation.positive_float` rejects. (Belongs in
+    `on_lstm_keras._validation` beside `positive_float`.)
+    """
+    if not (value == 0 and not isinstance(value, bool)):
+        try:
+            return check.positive_float(name, value)
+        except ValueError:
+            pass
+        raise ValueError(
+            f"Argument `{name}` must be a finite number >= 0, "
+            f"received: {name}={value!r}"
+        )
+    return 0.0
+
+
 def _names(argument, value, allowed):
     if isinstance(value, str) or not hasattr(value, "__iter__"):
         raise ValueError(
@@ -213,15 +232,7 @@ class RRNNCell(TreeSearch, Layer):
         pool = check.choice("pool", pool, POOLS)
         operations = _names("operations", operations, OPERATIONS)
         activations = _names("activations", activations, ACTIVATIONS)
-        if (
-            isinstance(margin, bool)
-            or not isinstance(margin, (int, float))
-            or not margin > 0
-        ):
-            raise ValueError(
-                "Argument `margin` must be a positive float, "
-                f"received: margin={margin!r}"
-            )
+        margin = check.positive_float("margin", margin)
         if selection == "forced":
             if tree is None:
                 raise ValueError(

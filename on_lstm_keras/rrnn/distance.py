@@ -5,6 +5,8 @@ import numpy as np
 from keras import ops
 from keras.layers import Layer
 
+from on_lstm_keras.rrnn.cell import non_negative_float
+from on_lstm_keras.rrnn.nodes import pad_to_width
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 
 
@@ -129,16 +131,9 @@ def tree_distance(trees, nodes, target_trees, target_nodes):
     n_pred, n_target = trees.shape[-2], target_trees.shape[-2]
     width = max(nodes.shape[-1], target_nodes.shape[-1])
 
-    def pad(v):
-        extra = width - v.shape[-1]
-        if extra == 0:
-            return v
-        padding = [[0, 0]] * (len(v.shape) - 1) + [[0, extra]]
-        return ops.pad(v, padding)
-
     slots_pred, slots_target = NUM_LEAVES + n_pred, NUM_LEAVES + n_target
-    nodes = pad(nodes)
-    target_nodes = pad(target_nodes)
+    nodes = pad_to_width(nodes, width)
+    target_nodes = pad_to_width(target_nodes, width)
     # Broadcast the target over the leading axes of the prediction.
     target_trees = ops.broadcast_to(
         target_trees, tuple(lead) + (n_target, 5)
@@ -242,17 +237,9 @@ class RRNNTreeDistance(Layer):
     """
 
     def __init__(self, weight=0.003, **kwargs):
-        if (
-            isinstance(weight, bool)
-            or not isinstance(weight, (int, float))
-            or weight < 0
-        ):
-            raise ValueError(
-                "Argument `weight` must be a non-negative float, "
-                f"received: weight={weight!r}"
-            )
+        weight = non_negative_float("weight", weight)
         super().__init__(**kwargs)
-        self.weight = float(weight)
+        self.weight = weight
 
     def call(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) != 4:

@@ -18,6 +18,7 @@ from on_lstm_keras.layers._rnn_extras import check_sequence_rank
 from on_lstm_keras.layers._rnn_extras import insert_extra_masks
 from on_lstm_keras.layers._rnn_extras import insert_extras
 from on_lstm_keras.rrnn.cell import RRNNCell
+from on_lstm_keras.rrnn.cell import non_negative_float
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
 from on_lstm_keras.rrnn.trees import DEFAULT_ACTIVATIONS
 from on_lstm_keras.rrnn.trees import OPERATIONS
@@ -196,15 +197,7 @@ class RRNN(RNN):
         unroll=False,
         **kwargs,
     ):
-        if (
-            isinstance(margin_weight, bool)
-            or not isinstance(margin_weight, (int, float))
-            or margin_weight < 0
-        ):
-            raise ValueError(
-                "Argument `margin_weight` must be a non-negative float, "
-                f"received: margin_weight={margin_weight!r}"
-            )
+        margin_weight = non_negative_float("margin_weight", margin_weight)
         cell = RRNNCell(
             units,
             iterations=iterations,

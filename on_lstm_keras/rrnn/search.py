@@ -10,6 +10,7 @@ reads (`tuples`, `units`, `iterations`, `selection`, `pool`, `operations`,
 import numpy as np
 from keras import ops
 
+from on_lstm_keras.rrnn.nodes import pad_to_width
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 
 _UNARY = {
@@ -138,20 +139,13 @@ class TreeSearch:
         result = {"h": values[-1], "trees": trees, "margin": margin}
         if x is not None:
             width = self.node_width
-
-            def pad(v):
-                extra = width - v.shape[-1]
-                if extra:
-                    v = ops.pad(v, [[0, 0], [0, extra]])
-                return v
-
             leaves = [
-                pad(ops.cast(x, dtype)),
-                pad(h_tm1),
+                pad_to_width(ops.cast(x, dtype), width),
+                pad_to_width(h_tm1, width),
                 ops.zeros((batch, width), dtype=dtype),
             ]
             result["nodes"] = ops.stack(
-                leaves + [pad(v) for v in values], axis=1
+                leaves + [pad_to_width(v, width) for v in values], axis=1
             )
         return result
 
