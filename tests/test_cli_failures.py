@@ -8,7 +8,9 @@ first epoch: each gives one clear message and the right exit code, and a
 run can always be continued. Tiny models on a tiny corpus written here.
 """
 
+import argparse
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -20,7 +22,9 @@ import textwrap
 
 import pytest
 
+import on_lstm_keras
 from on_lstm_keras import cli
+from on_lstm_keras import config
 from on_lstm_keras import workflow
 from on_lstm_keras._atomic import replacing
 from on_lstm_keras._atomic import write_text
@@ -175,7 +179,7 @@ def test_resume_takes_the_recorded_epoch_count_not_the_preset():
         ["train", "--resume", "--epochs", "4", "--lr", "0.01"])
     assert cli.settings_from_args(args) == {"epochs": 4, "learning_rate": 0.01}
     args = cli.build_parser().parse_args(["train"])
-    assert cli.settings_from_args(args)["epochs"] == cli.PRESETS["small"]["epochs"]
+    assert cli.settings_from_args(args)["epochs"] == config.PRESETS["small"][1].epochs
 
 
 def test_a_resume_may_not_change_the_model(trained, tmp_path, capsys):
@@ -457,3 +461,157 @@ def test_parse_rejects_non_utf8_on_stdin_like_a_file(trained, tmp_path, capsys,
     assert len(lines) == 2 and lines[1] == "(学生 学习)"
     assert sorted(lines[0].replace("(", " ").replace(")", " ").split()) == sorted(
         ["我们", "喜欢", "音乐"])
+
+
+# -- flags from the configs, and the old spellings ---------------------------
+
+def train_subparser():
+    commands = next(a for a in cli.build_parser()._actions
+                    if isinstance(a, argparse._SubParsersAction))
+    return commands.choices["train"]
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"on-lstm {on_lstm_keras.__version__}\n"
+
+
+def test_every_train_flag_shows_its_default_and_each_presets():
+    parser = train_subparser()
+    options = [a for a in parser._actions if a.option_strings and a.dest != "help"]
+    assert all("(default: " in a.help for a in options), [
+        a.option_strings for a in options if "(default: " not in a.help]
+    by_flag = {s: a for a in options for s in a.option_strings}
+    # One flag per field the CLI exposes, with the old spellings.
+    for field in ("embedding_size", "hidden_size", "num_layers", "chunk_size",
+                  "learning_rate", "clipnorm", "variable_length", "max_vocab"):
+        assert any(a.dest == field for a in options), field
+    for flag, field in (("--layers", "num_layers"), ("--lr", "learning_rate"),
+                        ("--clip", "clipnorm"), ("--variable-bptt", "variable_length")):
+        assert by_flag[flag].dest == field
+    want = ", ".join(f"{name} {model.hidden_size}"
+                     for name, (model, _) in config.PRESETS.items())
+    assert f"(default: the --preset's: {want})" in by_flag["--hidden-size"].help
+    seed = config.PRESETS["small"][1].seed
+    assert f"(default: {seed}, every preset)" in by_flag["--seed"].help
+    help_text = parser.format_help()
+    assert "--with-lstm, --baseline" in help_text
+
+
+def test_flags_override_the_presets_configs():
+    parse = cli.build_parser().parse_args
+    assert cli.configs_from_args(parse(["train", "--preset", "paper"])) == \
+        config.PRESETS["paper"]
+    model, training = cli.configs_from_args(parse(
+        ["train", "--layers", "2", "--lr", "0.1", "--clip", "0.5",
+         "--variable-bptt", "--tie-weights", "--weight-decay", "0",
+         "--eval-batch-size", "3"]))
+    small_model, small_training = config.PRESETS["small"]
+    assert model == dataclasses.replace(small_model, num_layers=2, tie_weights=True)
+    assert training == dataclasses.replace(
+        small_training, learning_rate=0.1, clipnorm=0.5, variable_length=True,
+        weight_decay=0.0, eval_batch_size=3)
+
+
+def test_the_old_presets_and_defaults_warn_and_keep_their_values():
+    with pytest.warns(DeprecationWarning, match="use on_lstm_keras.config.PRESETS"):
+        old = cli.PRESETS
+    for name, (model, training) in config.PRESETS.items():
+        assert old[name]["hidden_size"] == model.hidden_size
+        assert old[name]["epochs"] == training.epochs and "recurrent" not in old[name]
+    with pytest.warns(DeprecationWarning, match="workflow.MODEL_DEFAULTS is deprecated"):
+        assert workflow.MODEL_DEFAULTS["chunk_size"] == config.ModelConfig().chunk_size
+    with pytest.warns(DeprecationWarning, match="TRAINING_DEFAULTS is deprecated"):
+        assert workflow.TRAINING_DEFAULTS["bptt"] == config.TrainingConfig().bptt
+    # The flat settings of older callers still check, `cell` included.
+    model, _ = workflow.check_settings({"cell": "lstm", "hidden_size": 7})
+    assert (model.recurrent, model.hidden_size) == ("lstm", 7)
+
+
+@pytest.mark.parametrize("flag", ["--with-lstm", "--baseline"])
+def test_with_lstm_and_its_deprecated_spelling(flag, trained, tmp_path, capsys,
+                                               monkeypatch):
+    corpus, _ = trained
+    calls = {}
+
+    def fake_train_runs(corpus, output, **kwargs):
+        calls.update(kwargs)
+        return {}
+
+    monkeypatch.setattr(workflow, "train_runs", fake_train_runs)
+    assert cli.main(train_args(corpus, tmp_path / "o", flag, "--epochs", "2")) == 0
+    err = capsys.readouterr().err
+    warning = "warning: --baseline is deprecated, use --with-lstm"
+    assert err.count(warning) == (1 if flag == "--baseline" else 0)
+    assert calls["with_lstm"] is True
+    model, training = calls["model_config"], calls["training_config"]
+    assert (model.hidden_size, model.chunk_size, training.epochs) == (8, 4, 2)
+    assert model.recurrent == "onlstm"
+
+
+def test_train_runs_old_keywords_warn(tmp_path, monkeypatch):
+    kinds = []
+
+    def fake_train(corpus, directory, model_config=None, **kwargs):
+        kinds.append((os.path.relpath(directory, tmp_path), model_config.recurrent))
+        return {}
+
+    monkeypatch.setattr(workflow, "train", fake_train)
+    with pytest.warns(DeprecationWarning, match="`baseline` is deprecated; use `with_lstm`"):
+        workflow.train_runs(None, str(tmp_path), baseline=True, hidden_size=8,
+                            chunk_size=4, embedding_size=8, verbose=0)
+    assert kinds == [(".", "onlstm"), ("lstm", "lstm")]
+    monkeypatch.undo()
+    with pytest.warns(DeprecationWarning, match="`cell` is deprecated"):
+        with pytest.raises(ValueError, match="hidden_size=0"):
+            workflow.train(None, str(tmp_path / "x"), cell="lstm", hidden_size=0)
+    assert not (tmp_path / "x").exists()
+
+
+def as_old_run(output):
+    """Rewrites a run directory as the version before the configs wrote it:
+    the layer kind in run.json's "cell" and the model's config as "cell"."""
+    import zipfile
+
+    info = json.loads((output / "run.json").read_text(encoding="utf-8"))
+    info["cell"] = info["model"].pop("recurrent")
+    info["script"] = info["corpus_settings"].pop("script", None)
+    (output / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    path = output / "model.keras"
+    with zipfile.ZipFile(path) as old:
+        files = {name: old.read(name) for name in old.namelist()}
+    keras_config = json.loads(files["config.json"])
+    keras_config["config"]["cell"] = keras_config["config"].pop("recurrent")
+    files["config.json"] = json.dumps(keras_config).encode()
+    with zipfile.ZipFile(path, "w") as new:
+        for name, data in files.items():
+            new.writestr(name, data)
+    return info
+
+
+def test_a_run_written_by_the_old_layout_loads_and_resumes(trained, tmp_path, capsys):
+    corpus, output = copy_run(trained, tmp_path)
+    before = as_old_run(output)
+    assert "recurrent" not in before["model"] and before["cell"] == "onlstm"
+    run = load_run(str(output))
+    assert run.model.recurrent == "onlstm"
+    assert cli.main(train_args(corpus, output, "--resume", "--epochs", "2")) == 0
+    assert "resuming after epoch 1 of 2" in capsys.readouterr().out
+    assert history_epochs(output) == [0, 1]
+    info = json.loads((output / "run.json").read_text(encoding="utf-8"))
+    assert info["training"] == {**before["training"], "epochs": 2}
+    # A setting of the old run still may not change.
+    assert cli.main(train_args(corpus, output, "--resume", "--bptt", "5")) == 2
+    assert "`bptt` cannot change" in capsys.readouterr().err
+
+
+def test_a_new_run_records_both_configs_and_the_script(trained):
+    _, output = trained
+    info = json.loads((output / "run.json").read_text(encoding="utf-8"))
+    model, training = config.configs_of_run(info)
+    assert info["model"] == model.to_dict() and info["training"] == training.to_dict()
+    assert (model.hidden_size, model.num_layers, training.bptt) == (8, 1, 6)
+    # A corpus file of the user's: its script is unknown unless --script.
+    assert info["script"] is None and info["language"] == "zh"

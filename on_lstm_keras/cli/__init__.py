@@ -1,12 +1,15 @@
 """`on-lstm`: train a language model, parse with it, evaluate its trees.
 
-    on-lstm train --language zh [--corpus PATH] --output DIR [--baseline]
+    on-lstm train --language zh [--corpus PATH] --output DIR [--with-lstm]
     on-lstm parse --model DIR [--layer K] [--format json|brackets|ascii] [SENTENCE ...]
     on-lstm evaluate (--model DIR | --baseline right) --treebank ptb [--max-length 10] [--json]
 """
 
 import argparse
 import sys
+import warnings
+
+from on_lstm_keras import __version__
 
 from on_lstm_keras.cli._args import quiet_tensorflow
 from on_lstm_keras.cli.evaluate import add_evaluate_arguments
@@ -16,24 +19,44 @@ from on_lstm_keras.cli.parse import format_parse
 from on_lstm_keras.cli.parse import read_input_sentences
 from on_lstm_keras.cli.parse import run_parse
 from on_lstm_keras.cli.train import DEFAULT_OUTPUT
-from on_lstm_keras.cli.train import PRESETS
 from on_lstm_keras.cli.train import add_train_arguments
 from on_lstm_keras.cli.train import check_output
 from on_lstm_keras.cli.train import check_train_flags
+from on_lstm_keras.cli.train import configs_from_args
 from on_lstm_keras.cli.train import run_training
 from on_lstm_keras.cli.train import settings_from_args
 
 __all__ = [
-    "DEFAULT_OUTPUT", "PRESETS", "add_evaluate_arguments", "add_parse_arguments",
+    "DEFAULT_OUTPUT", "add_evaluate_arguments", "add_parse_arguments",
     "add_train_arguments", "build_parser", "check_output", "check_train_flags",
-    "format_parse", "main", "quiet_tensorflow", "read_input_sentences",
-    "run_evaluate", "run_parse", "run_training", "settings_from_args",
+    "configs_from_args", "format_parse", "main", "quiet_tensorflow",
+    "read_input_sentences", "run_evaluate", "run_parse", "run_training",
+    "settings_from_args",
 ]
+
+
+def __getattr__(name):
+    # `cli.PRESETS` of older versions: each preset as flat settings.
+    if name == "PRESETS":
+        from on_lstm_keras import config
+
+        warnings.warn(
+            "on_lstm_keras.cli.PRESETS is deprecated; use "
+            "on_lstm_keras.config.PRESETS (pairs of ModelConfig, "
+            "TrainingConfig)", DeprecationWarning, stacklevel=2)
+        flat = {}
+        for preset, pair in config.PRESETS.items():
+            flat[preset] = config.flat_settings(*pair)
+            del flat[preset]["recurrent"]
+        return flat
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="on-lstm", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version",
+                        version=f"on-lstm {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     add_train_arguments(commands.add_parser(
         "train", help="train an ON-LSTM language model on a corpus"))

