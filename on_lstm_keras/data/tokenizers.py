@@ -3,6 +3,7 @@
 import os
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras._extras import require
 
 
 class WhitespaceTokenizer:
@@ -44,13 +45,9 @@ class JiebaTokenizer:
     """
 
     def __init__(self, user_dict=None, hmm=True):
-        try:
-            import jieba
-        except ImportError:  # pragma: no cover - depends on the install
-            raise ImportError(
-                "JiebaTokenizer needs jieba: pip install 'on_lstm_keras[examples]'"
-            ) from None
         import logging
+
+        jieba = require("jieba", "zh", "Segmenting Chinese (JiebaTokenizer)")
 
         jieba.setLogLevel(logging.WARNING)
         self._tokenizer = jieba.Tokenizer()
