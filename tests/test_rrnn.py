@@ -79,6 +79,21 @@ def reference_sequence(layer, x):
             )
         return float((c @ w["score_kernel"])[0])
 
+    prior = w.get("merge_prior")
+    n_ops, n_acts = len(cell.operations), len(cell.activations)
+
+    def prior_of(n, choice):
+        # Candidates are numbered pair-major over (i, j), then k, op, act,
+        # over the pairs i < j of the slots before merge n; merges before n
+        # take the earlier entries of the weight.
+        offset = 0
+        for m in range(n):
+            offset += (3 + m) * (2 + m) // 2 * K * n_ops * n_acts
+        pairs = list(itertools.combinations(range(3 + n), 2))
+        i, j, k, o, u = choice
+        index = ((pairs.index((i, j)) * K + k) * n_ops + o) * n_acts + u
+        return float(prior[offset + index])
+
     batch, steps, _ = x.shape
     outputs = np.zeros((batch, steps, units))
     trees = np.zeros((batch, steps, N, 5), dtype="int64")
@@ -88,6 +103,8 @@ def reference_sequence(layer, x):
         for t in range(steps):
             nodes = [x[s, t].astype("float64"), h, np.zeros(units)]
             used = set()
+            made = []  # (slot, merge) of every generated node
+            children = set()  # slots used as a child so far
             for n in range(N):
                 slots = 3 + n
                 roots = [q for q in range(3, slots) if q not in used]
@@ -100,6 +117,8 @@ def reference_sequence(layer, x):
                         if len(roots) - consumed + 1 - 1 > N - n - 1:
                             continue
                     for k in range(K):
+                        if cell.break_symmetry and n < min(2, K) and k != n:
+                            continue
                         a = nodes[i] @ block(kernel if i == 0 else w[
                             "left_kernel"], k)
                         b = nodes[j] @ block(w["right_kernel"], k)
@@ -114,8 +133,17 @@ def reference_sequence(layer, x):
                                     and np.max(np.abs(pre)) >= 1.0
                                 ):
                                     continue
+                                merge = (i, j, k, o, u)
+                                if cell.unique_roots and any(
+                                    m == merge and q not in children
+                                    for q, m in made
+                                ):
+                                    continue
                                 c = _UNARY[act](pre)
-                                found.append((score(c), (i, j, k, o, u), c))
+                                a_c = score(c)
+                                if prior is not None:
+                                    a_c += prior_of(n, merge)
+                                found.append((a_c, merge, c))
                 scores = np.array([f[0] for f in found])
                 weights = np.exp(scores - scores.max())
                 mixture = sum(
@@ -129,6 +157,8 @@ def reference_sequence(layer, x):
                 trees[s, t, n] = choice
                 if cell.pool == "roots":
                     used.update(q for q in choice[:2] if q >= 3)
+                children.update(choice[:2])
+                made.append((3 + n, choice))
                 nodes.append(value)
             h = nodes[-1]
             outputs[s, t] = h
@@ -240,13 +270,19 @@ def test_from_gru_errors():
 # -- the search -------------------------------------------------------------
 
 
+LEGACY = {"break_symmetry": False, "unique_roots": False,
+          "merge_prior": False}
+
+
 @pytest.mark.parametrize(
-    "pool,selection,score_units,iterations",
-    [("all", "hard", 3, 3), ("roots", "hard", 0, 3), ("roots", "soft", 3, 3)],
+    "pool,selection,score_units,iterations,options",
+    [("all", "hard", 3, 4, {}), ("roots", "hard", 0, 3, {}),
+     ("roots", "soft", 3, 3, {}), ("all", "hard", 3, 3, LEGACY)],
 )
 def test_search_matches_loop_reference(pool, selection, score_units,
-                                       iterations):
-    """Trees, margins and outputs equal a loop-by-loop search."""
+                                       iterations, options):
+    """Trees, margins and outputs equal a loop-by-loop search (with the
+    symmetry break, unique roots and merge prior, and without them)."""
     x = random_inputs((2, 3, 2), seed=4)
     layer = RRNN(
         3,
@@ -259,6 +295,7 @@ def test_search_matches_loop_reference(pool, selection, score_units,
         return_sequences=True,
         return_trees=True,
         margin_weight=0.5,
+        **options,
     )
     layer.build((None, None, 2))
     randomize(layer, seed=5)
@@ -275,6 +312,96 @@ def test_search_matches_loop_reference(pool, selection, score_units,
             children = [c for m in tree for c in m[:2] if c >= 3]
             # Every generated node but the last is a child exactly once.
             assert sorted(children) == list(range(3, 2 + iterations))
+    if not options:
+        # The symmetry break, seen in the trees themselves.
+        assert (np_(trees)[..., 0, 2] == 0).all()
+        assert (np_(trees)[..., 1, 2] == 1).all()
+
+
+# Hand-built trees for the reachability test (besides the GRU tree): one
+# for pool="all" that reuses nodes and remakes none, one for pool="roots"
+# that remakes a leaf-only node after its first copy is used.
+ALL_POOL_TREE = [
+    (0, 1, 0, "add", "tanh"),
+    (1, 2, 1, "multiply", "sigmoid"),
+    (3, 4, 2, "add", "sigmoid"),
+    (3, 5, 3, "multiply", "tanh"),
+    (1, 4, 0, "add", "tanh"),
+    (6, 7, 1, "add", "sigmoid"),
+]
+ROOTS_POOL_TREE = [
+    (0, 1, 0, "add", "sigmoid"),
+    (0, 1, 1, "multiply", "tanh"),
+    (3, 4, 2, "add", "tanh"),
+    (0, 1, 0, "add", "sigmoid"),
+    (1, 6, 3, "multiply", "sigmoid"),
+    (5, 7, 2, "add", "tanh"),
+]
+
+
+@pytest.mark.parametrize("pool,tree", [("all", ALL_POOL_TREE),
+                                       ("roots", ROOTS_POOL_TREE)])
+def test_hard_search_picks_any_preferred_tree(pool, tree):
+    """With every other weight random (a random score MLP too), a merge
+    prior on a hand-built tree makes the hard search pick that tree at
+    every step, and the outputs equal the loop reference's."""
+    from on_lstm_keras.rrnn import prefer_tree
+
+    layer = RRNN(3, iterations=len(tree), tuples=4, score_units=3, pool=pool,
+                 return_sequences=True, return_trees=True)
+    layer.build((None, None, 2))
+    randomize(layer, seed=21)
+    score_hidden = np_(layer.cell.score_hidden_kernel)
+    prefer_tree(layer.cell, tree, strength=1.0)
+    # A random score on top: the prior must win by more than it varies.
+    layer.cell.score_kernel.assign(np.full((3, 1), 0.05, "float32"))
+    np.testing.assert_array_equal(
+        np_(layer.cell.score_hidden_kernel), score_hidden
+    )
+    x = random_inputs((3, 4, 2), seed=22)
+    output, trees = layer(x)
+    wanted = np.array([
+        [i, j, k, layer.operations.index(o), layer.activations.index(a)]
+        for i, j, k, o, a in tree
+    ])
+    np.testing.assert_array_equal(
+        np_(trees), np.broadcast_to(wanted, np_(trees).shape)
+    )
+    expected, expected_trees, _ = reference_sequence(layer, x)
+    np.testing.assert_array_equal(np_(trees), expected_trees)
+    np.testing.assert_allclose(np_(output), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("pool", ["all", "roots"])
+def test_from_gru_hard_search_equals_keras_gru(pool):
+    """From `from_gru` weights the hard search picks the GRU tree at every
+    step, and its output is the GRU's (an independent implementation)."""
+    x = random_inputs((3, 6, 4), seed=23)
+    gru = keras.layers.GRU(5, reset_after=False, return_sequences=True)
+    expected = np_(gru(x))
+    layer = RRNN.from_gru(gru, selection="hard", pool=pool,
+                          return_trees=True)
+    output, trees = layer(x)
+    np.testing.assert_allclose(np_(output), expected, atol=1e-5)
+    wanted = np.array([
+        [i, j, k, layer.operations.index(o), layer.activations.index(a)]
+        for i, j, k, o, a in gru_tree()
+    ])
+    assert (np_(trees) == wanted).all()
+
+
+def test_legacy_search_cannot_hold_two_leaf_only_nodes():
+    """Why the options exist: without them, two merges of the leaves alone
+    always pick the same candidate (a value-only score sees the same
+    values), so the GRU's z and r can never both appear."""
+    layer = RRNN(3, iterations=4, tuples=2, score_units=2,
+                 return_trees=True, **LEGACY)
+    layer.build((None, None, 2))
+    randomize(layer, seed=24)
+    _, trees = layer(random_inputs((4, 5, 2), seed=25))
+    for tree in np_(trees).reshape(-1, 4, 5):
+        leaf_only = {tuple(m) for m in tree if m[0] < 3 and m[1] < 3}
+        assert len(leaf_only) <= 1
 
 
 def test_nodes_and_trees_describe_the_computation():
@@ -422,10 +549,14 @@ def test_tree_expression_of_the_gru_tree():
     )
     steps = tree_expression(gru_tree(), identity_tuples=(3,), steps=True)
     assert steps.splitlines()[-1] == "h_t = n8 + n10"
-    assert "n7 = 1 − n6" in steps
+    # z is made first (merge 0, tuple 0) and r second (merge 1, tuple 1).
+    assert steps.splitlines()[:2] == [
+        "n3 = σ(x·L0 + h·R0 + b0)", "n4 = σ(x·L1 + h·R1 + b1)"
+    ]
+    assert "n7 = 1 − n3" in steps
     generic = tree_expression(gru_tree())
     assert "0·L3" not in generic and "z" not in generic
-    assert "1 − (n6·R3 + b3)" in tree_expression(gru_tree(), steps=True)
+    assert "1 − (n3·R3 + b3)" in tree_expression(gru_tree(), steps=True)
 
 
 def test_tree_expression_ignores_unused_merges_and_padding():
@@ -641,7 +772,7 @@ def test_config_round_trip():
     assert clone.get_config() == config
     forced = RRNN(3, selection="forced", tree=gru_tree())
     config = forced.get_config()
-    assert config["tree"][1] == [1, 3, 3, "multiply", "identity"]
+    assert config["tree"][2] == [1, 4, 3, "multiply", "identity"]
     assert RRNN.from_config(config).get_config() == config
     cell = RRNNCell(4, iterations=2)
     assert RRNNCell.from_config(cell.get_config()).get_config() == (

@@ -12,7 +12,8 @@ Modules:
     `cell`: `RRNNCell`, its weights and config.
     `search`: the tree search the cell runs at every step.
     `layer`: the `RRNN` layer.
-    `gru`: the GRU special case (`gru_tree`, the body of `RRNN.from_gru`).
+    `gru`: the GRU special case (`gru_tree`, the body of `RRNN.from_gru`)
+        and `prefer_tree`, which points a search at a given tree.
     `trees`: writing and reading trees (`normalize_tree`, `tree_expression`,
         `most_common_trees`).
     `distance`: `tree_distance` and the `RRNNTreeDistance` loss layer.
@@ -22,6 +23,7 @@ from on_lstm_keras.rrnn.cell import RRNNCell
 from on_lstm_keras.rrnn.distance import RRNNTreeDistance
 from on_lstm_keras.rrnn.distance import tree_distance
 from on_lstm_keras.rrnn.gru import gru_tree
+from on_lstm_keras.rrnn.gru import prefer_tree
 from on_lstm_keras.rrnn.layer import RRNN
 from on_lstm_keras.rrnn.trees import most_common_trees
 from on_lstm_keras.rrnn.trees import normalize_tree
@@ -35,6 +37,7 @@ __all__ = [
     "gru_tree",
     "most_common_trees",
     "normalize_tree",
+    "prefer_tree",
     "tree_distance",
     "tree_expression",
     "tree_to_names",

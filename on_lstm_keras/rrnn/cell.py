@@ -20,6 +20,9 @@ from on_lstm_keras.rrnn.trees import normalize_tree
 from on_lstm_keras.rrnn.trees import tree_to_names
 
 SELECTIONS = ("hard", "soft", "forced")
+# Search options added after version 0.1.0; a config without them loads
+# with them off, as it was saved.
+LEGACY_SEARCH_OPTIONS = ("break_symmetry", "unique_roots", "merge_prior")
 
 
 def non_negative_float(name, value):
@@ -128,8 +131,9 @@ class RRNNCell(TreeSearch, Layer):
     last tuple starts as `(I, I, 0)` (tuple 3 for `K = 4`, as in the
     reference code). The score has `score_hidden_kernel` `(units, H)`,
     `score_hidden_bias` `(H,)` and `score_kernel` `(H, 1)` (or `(units, 1)`
-    when `H = 0`; a score bias would not change any choice); in forced mode
-    there is no score and no score weight.
+    when `H = 0`; a score bias would not change any choice) and, with
+    `merge_prior`, `merge_prior` `(Σ_n C_n,)`, one entry per merge and
+    candidate; in forced mode there is no score and no score weight.
 
     Cost: with the `"all"` pool, merge `n` scores `(3+n)(2+n)/2 · K · |o| ·
     |u|` candidates (1760 at `n = 8` with the defaults), each of width
@@ -166,6 +170,22 @@ class RRNNCell(TreeSearch, Layer):
             `(I, I, 0)`.
         tie_input_kernel: Boolean (default `False`), `x` shares `L_k` with
             the other nodes (see above).
+        break_symmetry: Boolean (default `True`): merge 0 may only use
+            tuple 0 and merge 1 only tuple 1 (the authors' code). Without
+            it, two merges of the leaves alone have the same candidates
+            and a value-only score picks the same one twice.
+        unique_roots: Boolean (default `True`): a candidate that would
+            remake a generated node that has not been used as a child yet
+            is excluded (with `pool="all"` the earlier winner otherwise
+            stays the best candidate of every later merge).
+        merge_prior: Boolean (default `True`): a learned score per merge
+            and candidate (weight `merge_prior`, zeros at the start) is
+            added to `α(c)`, so that the position of a merge in the tree,
+            not only the candidate's value, can decide. With the two
+            options above, every tree (merges 0 and 1 on tuples 0 and 1,
+            no duplicate of an unused node) is then reachable by the hard
+            search. Configs saved before these three options existed
+            load with all three off.
         kernel_initializer: Initializer for `kernel`. Default:
             `"glorot_uniform"`.
         recurrent_initializer: Initializer for `left_kernel` and
@@ -211,6 +231,9 @@ class RRNNCell(TreeSearch, Layer):
         bounded=True,
         identity_init=True,
         tie_input_kernel=False,
+        break_symmetry=True,
+        unique_roots=True,
+        merge_prior=True,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -266,6 +289,9 @@ class RRNNCell(TreeSearch, Layer):
         self.bounded = bool(bounded)
         self.identity_init = bool(identity_init)
         self.tie_input_kernel = bool(tie_input_kernel)
+        self.break_symmetry = bool(break_symmetry)
+        self.unique_roots = bool(unique_roots)
+        self.merge_prior = bool(merge_prior)
 
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.recurrent_initializer = initializers.get(recurrent_initializer)
@@ -283,6 +309,7 @@ class RRNNCell(TreeSearch, Layer):
         self.output_size = self.units
         self.input_dim = None
         self._pairs = pair_tables(iterations)
+        self._prior_offsets = self.merge_prior_offsets()[0]
 
     # -- sizes ------------------------------------------------------------
 
@@ -391,6 +418,14 @@ class RRNNCell(TreeSearch, Layer):
             initializer=self.score_initializer,
             regularizer=self.score_regularizer,
         )
+        self.merge_prior_weight = None
+        if self.merge_prior:
+            self.merge_prior_weight = self.add_weight(
+                shape=(self.merge_prior_offsets()[1],),
+                name="merge_prior",
+                initializer="zeros",
+                regularizer=self.score_regularizer,
+            )
         self.built = True
 
     # -- the computation --------------------------------------------------
@@ -437,6 +472,9 @@ class RRNNCell(TreeSearch, Layer):
             "bounded": self.bounded,
             "identity_init": self.identity_init,
             "tie_input_kernel": self.tie_input_kernel,
+            "break_symmetry": self.break_symmetry,
+            "unique_roots": self.unique_roots,
+            "merge_prior": self.merge_prior,
             "kernel_initializer": initializers.serialize(
                 self.kernel_initializer
             ),
@@ -466,3 +504,11 @@ class RRNNCell(TreeSearch, Layer):
         base_config = super().get_config()
         return {**base_config, **config}
 
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        # Configs saved before these options existed describe the search
+        # without them (version 0.1.0): load them as they were.
+        for key in LEGACY_SEARCH_OPTIONS:
+            config.setdefault(key, False)
+        return cls(**config)

@@ -17,6 +17,7 @@ from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
 from on_lstm_keras.layers._rnn_extras import check_sequence_rank
 from on_lstm_keras.layers._rnn_extras import insert_extra_masks
 from on_lstm_keras.layers._rnn_extras import insert_extras
+from on_lstm_keras.rrnn.cell import LEGACY_SEARCH_OPTIONS
 from on_lstm_keras.rrnn.cell import RRNNCell
 from on_lstm_keras.rrnn.cell import non_negative_float
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
@@ -39,6 +40,9 @@ _CELL_ARGS = (
     "bounded",
     "identity_init",
     "tie_input_kernel",
+    "break_symmetry",
+    "unique_roots",
+    "merge_prior",
     "kernel_initializer",
     "recurrent_initializer",
     "bias_initializer",
@@ -72,7 +76,8 @@ class RRNN(RNN):
 
     GRU as a special case: `RRNN.from_gru(gru)` copies a built
     `keras.layers.GRU(reset_after=False)` into tuples 0-2, sets tuple 3 to
-    `(I, I, 0)` and forces `gru_tree()`; its output equals the GRU's.
+    `(I, I, 0)` and forces `gru_tree()`; its output equals the GRU's. With
+    `selection="hard"` it starts the search at the GRU tree instead.
 
     Training terms (the paper's loss, weights 1, 0.1, 1e-8, 0.003 in the
     reference code): the task loss; the margin term, added by this layer
@@ -103,6 +108,9 @@ class RRNN(RNN):
         identity_init: Start the last tuple as `(I, I, 0)` (default `True`).
         tie_input_kernel: `x` shares `L_k` with the other nodes (default
             `False`; needs `input_dim == units`).
+        break_symmetry, unique_roots, merge_prior: The search options that
+            make every tree reachable (default `True` each; see
+            `RRNNCell`). A config saved without them loads with them off.
         kernel_initializer, recurrent_initializer, bias_initializer,
         score_initializer: Initializers (see `RRNNCell`).
         kernel_regularizer, recurrent_regularizer, bias_regularizer,
@@ -176,6 +184,9 @@ class RRNN(RNN):
         bounded=True,
         identity_init=True,
         tie_input_kernel=False,
+        break_symmetry=True,
+        unique_roots=True,
+        merge_prior=True,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -212,6 +223,9 @@ class RRNN(RNN):
             bounded=bounded,
             identity_init=identity_init,
             tie_input_kernel=tie_input_kernel,
+            break_symmetry=break_symmetry,
+            unique_roots=unique_roots,
+            merge_prior=merge_prior,
             kernel_initializer=kernel_initializer,
             recurrent_initializer=recurrent_initializer,
             bias_initializer=bias_initializer,
@@ -257,8 +271,14 @@ class RRNN(RNN):
         `tie_input_kernel=True`, they are the GRU kernel). The GRU's
         `return_sequences`, `return_state` and `go_backwards` are kept.
 
-        With `selection="hard"` or `"soft"` the same weights start a free
-        tree search (the natural warm start); `tree` is then not used.
+        With `selection="hard"` or `"soft"` the same weights start a tree
+        search, and, when the cell has a merge prior (`merge_prior=True`,
+        the default) and `iterations=9`, the prior is set to the GRU tree
+        and the score kernel to zero (`prefer_tree`): the hard search then
+        picks `gru_tree()` at every step and its output equals the GRU's,
+        a warm start from which training moves the tree. Without a merge
+        prior only the weights are copied, and a value-only score need not
+        find the GRU tree from them. `tree` is not used.
 
         Args:
             gru: A built `keras.layers.GRU` with `reset_after=False`,
@@ -511,4 +531,7 @@ class RRNN(RNN):
 
     @classmethod
     def from_config(cls, config):
+        config = dict(config)
+        for key in LEGACY_SEARCH_OPTIONS:
+            config.setdefault(key, False)
         return cls(**config)

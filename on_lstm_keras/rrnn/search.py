@@ -4,7 +4,22 @@
 of the pool, selects one (hard, soft or forced) and builds the step's
 tree. It is mixed into `RRNNCell`, which owns the weights and settings it
 reads (`tuples`, `units`, `iterations`, `selection`, `pool`, `operations`,
-`activations`, `bounded`, `margin`, the kernels and the score MLP).
+`activations`, `bounded`, `margin`, `break_symmetry`, `unique_roots`,
+`merge_prior`, the kernels, the score MLP and the merge prior).
+
+Why the three search options exist. The score `α(c)` sees only a
+candidate's value, and a candidate built from the leaves alone has the same
+value at every merge; with `pool="all"` the candidates of merge `n` also
+include all those of merge `n − 1`, so the best score can never fall and
+the search keeps re-picking one candidate. Such a search can hold at most
+one distinct `(x, h)`-only node, and a GRU needs two (`z` and `r`).
+`break_symmetry` restricts merge 0 to tuple 0 and merge 1 to tuple 1 (as
+the authors' code does), `unique_roots` excludes a merge that would remake
+a node that is still unused, and `merge_prior` adds a learned score per
+merge and candidate. With the three, every tree of `iterations` merges
+(with merges 0 and 1 on tuples 0 and 1, and no duplicate of an unused
+node) is the hard search's choice for some setting of the weights: a prior
+that is higher on the tree's candidates than anywhere else.
 """
 
 import numpy as np
@@ -25,6 +40,22 @@ _BINARY = {
     "multiply": lambda a, b: a * b,
 }
 
+
+
+def pair_index(i, j, slots):
+    """Index of the pair `(i, j)`, `i < j < slots`, in `pair_tables`' order.
+
+    Works on integers and on integer tensors alike.
+    """
+    return i * slots - (i * (i + 1)) // 2 + (j - i - 1)
+
+
+def candidate_index(choice, slots, tuples, n_ops, n_acts):
+    """Index of the merge `(i, j, k, op, act)` among the candidates of a
+    merge with `slots` slots (candidates are ordered pair, tuple,
+    operation, activation)."""
+    i, j, k, op, act = choice
+    return ((pair_index(i, j, slots) * tuples + k) * n_ops + op) * n_acts + act
 
 
 def pair_tables(iterations):
@@ -101,6 +132,8 @@ class TreeSearch:
         right += [h_right, zeros]
         values = []
         choices = []
+        # used[:, s] = 1 once slot s has been a child (for `unique_roots`).
+        used = ops.zeros((batch, self.num_slots), dtype=dtype)
         margin = ops.zeros((batch,), dtype=dtype)
         alive = None
         if self.pool == "roots" and self.selection != "forced":
@@ -120,8 +153,16 @@ class TreeSearch:
                 value = _UNARY[self.activations[a]](pre)
             else:
                 value, choice, merge_margin, alive = self._search(
-                    n, left, right, bias, alive
+                    n, left, right, bias, alive, choices, used
                 )
+                if self.unique_roots:
+                    used = ops.maximum(
+                        used,
+                        ops.one_hot(choice[:, 0], self.num_slots, dtype=dtype)
+                        + ops.one_hot(
+                            choice[:, 1], self.num_slots, dtype=dtype
+                        ),
+                    )
                 choices.append(choice)
                 margin = margin + merge_margin
             values.append(value)
@@ -149,7 +190,45 @@ class TreeSearch:
             )
         return result
 
-    def _search(self, n, left, right, bias, alive):
+    def _static_valid(self, n):
+        """`(C,)` float mask of merge `n`'s candidates allowed by the
+        symmetry break, or `None` when every candidate is allowed."""
+        if not self.break_symmetry or n >= min(2, self.tuples):
+            return None
+        per_tuple = len(self.operations) * len(self.activations)
+        count = len(self._pairs[n][0]) * self.tuples * per_tuple
+        k = (np.arange(count) // per_tuple) % self.tuples
+        return (k == n).astype("float32")
+
+    def _duplicates(self, n, choices, used, dtype):
+        """`(batch, C)`: 1 where a candidate of merge `n` would remake a
+        generated node that has not been used as a child yet."""
+        count = self.num_candidates(n)
+        slots = NUM_LEAVES + n
+        taken = None
+        for m, choice in enumerate(choices):
+            index = candidate_index(
+                [choice[:, q] for q in range(5)],
+                slots,
+                self.tuples,
+                len(self.operations),
+                len(self.activations),
+            )
+            unused = 1.0 - used[:, NUM_LEAVES + m : NUM_LEAVES + m + 1]
+            hit = ops.one_hot(index, count, dtype=dtype) * unused
+            taken = hit if taken is None else ops.maximum(taken, hit)
+        return taken
+
+    def merge_prior_offsets(self):
+        """Start of each merge's block in the `merge_prior` weight, and the
+        weight's size: `([o_0, ..., o_{N-1}], total)`."""
+        offsets, total = [], 0
+        for n in range(self.iterations):
+            offsets.append(total)
+            total += self.num_candidates(n)
+        return offsets, total
+
+    def _search(self, n, left, right, bias, alive, choices=(), used=None):
         """Merge `n` by score: returns `(value, choice, margin, alive)`."""
         K, units = self.tuples, self.units
         n_ops, n_acts = len(self.operations), len(self.activations)
@@ -170,7 +249,21 @@ class TreeSearch:
         per_pair = K * n_ops * n_acts
         candidates = ops.reshape(candidates, (batch, n_pairs * per_pair, units))
         scores = self.score(candidates)
+        if self.merge_prior:
+            start = self._prior_offsets[n]
+            count = n_pairs * per_pair
+            scores = scores + ops.cast(
+                self.merge_prior_weight[start : start + count], scores.dtype
+            )[None, :]
         valid = None
+        static = self._static_valid(n)
+        if static is not None:
+            valid = ops.cast(ops.convert_to_tensor(static), scores.dtype)[
+                None, :
+            ]
+        if self.unique_roots and choices:
+            fresh = 1.0 - self._duplicates(n, choices, used, scores.dtype)
+            valid = fresh if valid is None else valid * fresh
         if self.bounded:
             # The reference code's guard: an unbounded activation (identity,
             # one-minus, relu) only where |pre-activation| < 1 throughout.
@@ -185,7 +278,8 @@ class TreeSearch:
                 ops.expand_dims(small, -1),
                 ops.cast(ops.convert_to_tensor(squashing), scores.dtype),
             )  # (batch, pairs, K, ops, acts)
-            valid = ops.reshape(allowed, (batch, n_pairs * per_pair))
+            allowed = ops.reshape(allowed, (batch, n_pairs * per_pair))
+            valid = allowed if valid is None else valid * allowed
         if alive is not None:
             live = alive[:, :slots]
             pair_valid = ops.take(live, pair_left, axis=1) * ops.take(
