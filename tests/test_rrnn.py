@@ -576,15 +576,24 @@ def test_tree_expression_ignores_unused_merges_and_padding():
     assert counts == [(tree_expression(used), 2, 1.0)]
 
 
-def td(*arrays):
+# The distance of version 0.1.0: every node counts, children in order.
+PLAIN = {"internal_only": False, "isomorphic": False}
+
+
+def td(*arrays, **options):
     """`tree_distance` on arrays; compiled as a whole under JAX, whose eager
-    mode would otherwise compile each small op for each new shape."""
+    mode would otherwise compile each small op for each new shape. Without
+    options, the distance of version 0.1.0 (`PLAIN`)."""
+    import functools
+
+    options = options or PLAIN
     arrays = [np.asarray(a) for a in arrays]
+    function = functools.partial(tree_distance, **options)
     if keras.backend.backend() == "jax":
         import jax
 
-        return jax.jit(tree_distance)(*arrays)
-    return tree_distance(*arrays)
+        return jax.jit(function)(*arrays)
+    return function(*arrays)
 
 
 def _tiny(values):
@@ -636,6 +645,7 @@ def test_tree_distance_reused_nodes_padding_and_broadcast():
         np.stack([[nodes[[0, 1, 2, 3]]]] * 2),
         static,
         wide,
+        **PLAIN,
     )
     np.testing.assert_allclose(np_(got), [[49.0], [49.0]])
 
@@ -680,6 +690,115 @@ def test_tree_distance_equals_explicit_heap_expansion():
         ))
     got = td(trees, nodes, targets, t_nodes)
     np.testing.assert_allclose(np_(got), expected, rtol=1e-4)
+
+
+PAPER = {"internal_only": True, "isomorphic": True}
+
+
+def test_paper_distance_ignores_leaves():
+    """The issue's case: the same node value over (x, h) and over (x, 0)
+    is distance 0 (leaves do not count); the 0.1.0 distance gave |h|^2."""
+    x, h, zero = [1.0, 0.0], [0.0, 2.0], [0.0, 0.0]
+    nodes = _tiny([x, h, zero, [0.3, 0.4]])
+    over_h, over_zero = [[0, 1, 0, 0, 0]], [[0, 2, 0, 0, 0]]
+    paper = td([over_h], nodes[None], [over_zero], nodes[None], **PAPER)
+    np.testing.assert_allclose(np_(paper), [0.0], atol=1e-7)
+    plain = td([over_h], nodes[None], [over_zero], nodes[None])
+    np.testing.assert_allclose(np_(plain), [4.0], rtol=1e-6)
+    # The default of the function is the paper's distance.
+    got = tree_distance([over_h], nodes[None], [over_zero], nodes[None])
+    np.testing.assert_allclose(np_(got), [0.0], atol=1e-7)
+
+
+def test_paper_distance_hand_computed():
+    """Internal nodes only, and the minimum over the target's child orders:
+    worked by hand on 1-wide vectors."""
+    leaves = [[5.0], [7.0], [0.0]]  # x, h, 0: never counted
+    # Predicted: n3 = (x, h) = 1, n4 = (x, 0) = 2, n5 = (n3, n4) = 3.
+    pred = [[0, 1, 0, 0, 0], [0, 2, 0, 0, 0], [3, 4, 0, 0, 0]]
+    pred_nodes = _tiny(leaves + [[1.0], [2.0], [3.0]])
+    # Target: m3 = (x, 0) = 2.5, m4 = (x, h) = 1.5, m5 = (m3, m4) = 3:
+    # in order, (1 - 2.5)^2 + (2 - 1.5)^2 = 2.5; swapped, (1 - 1.5)^2 +
+    # (2 - 2.5)^2 = 0.5; the root adds 0.
+    target = [[0, 2, 0, 0, 0], [0, 1, 0, 0, 0], [3, 4, 0, 0, 0]]
+    target_nodes = _tiny(leaves + [[2.5], [1.5], [3.0]])
+    got = td([pred], pred_nodes[None], [target], target_nodes[None], **PAPER)
+    np.testing.assert_allclose(np_(got), [0.5], rtol=1e-6)
+    ordered = td([pred], pred_nodes[None], [target], target_nodes[None],
+                 internal_only=True, isomorphic=False)
+    np.testing.assert_allclose(np_(ordered), [2.5], rtol=1e-6)
+    # An internal node facing a leaf counts its whole internal subtree:
+    # target m3 = (x, h) = 4 alone; predicted n5 vs m3 = (3 - 4)^2, and
+    # n3, n4 face the leaves x, h of the target: 1 + 4.
+    small = [[0, 1, 0, 0, 0]]
+    small_nodes = _tiny(leaves + [[4.0]])
+    got = td([pred], pred_nodes[None], [small], small_nodes[None], **PAPER)
+    np.testing.assert_allclose(np_(got), [1.0 + 1.0 + 4.0], rtol=1e-6)
+
+
+def _expand(tree, nodes, slot):
+    """The tree under `slot` as nested tuples `(value, left, right)`, with
+    `None` children for leaves (for the brute-force test)."""
+    value = np.asarray(nodes[slot], dtype="float64")
+    if slot < 3:
+        return (value, None, None, False)
+    i, j = tree[slot - 3][:2]
+    return (value, _expand(tree, nodes, int(i)),
+            _expand(tree, nodes, int(j)), True)
+
+
+def _variants(node):
+    """Every tree reached by swapping children of any internal node."""
+    if node is None or not node[3]:
+        yield node
+        return
+    for left in _variants(node[1]):
+        for right in _variants(node[2]):
+            yield (node[0], left, right, True)
+            yield (node[0], right, left, True)
+
+
+def _internal_heap(node, position=1, out=None):
+    out = {} if out is None else out
+    if node is not None and node[3]:
+        out[position] = node[0]
+        _internal_heap(node[1], 2 * position, out)
+        _internal_heap(node[2], 2 * position + 1, out)
+    return out
+
+
+def test_paper_distance_equals_brute_force_minimum():
+    rng = np.random.RandomState(31)
+    count, n_pred, n_target = 5, 3, 3
+    trees = [_random_tree(rng, n_pred) for _ in range(count)]
+    targets = [_random_tree(rng, n_target) for _ in range(count)]
+    nodes = rng.normal(size=(count, 3 + n_pred, 2)).astype("float32")
+    t_nodes = rng.normal(size=(count, 3 + n_target, 2)).astype("float32")
+    zero = np.zeros(2)
+    expected = []
+    for tree, target, v, tv in zip(trees, targets, nodes, t_nodes):
+        a = _internal_heap(_expand(tree, v, 2 + n_pred))
+        best = np.inf
+        for variant in _variants(_expand(target, tv, 2 + n_target)):
+            b = _internal_heap(variant)
+            best = min(best, sum(
+                np.sum((a.get(p, zero) - b.get(p, zero)) ** 2)
+                for p in set(a) | set(b)
+            ))
+        expected.append(best)
+    got = td(trees, nodes, targets, t_nodes, **PAPER)
+    np.testing.assert_allclose(np_(got), expected, rtol=1e-4)
+
+
+def test_tree_distance_layer_config_and_old_configs():
+    layer = RRNNTreeDistance(0.1, isomorphic=False)
+    config = layer.get_config()
+    assert config["internal_only"] and not config["isomorphic"]
+    assert RRNNTreeDistance.from_config(config).get_config() == config
+    old = {key: value for key, value in config.items()
+           if key not in ("internal_only", "isomorphic")}
+    loaded = RRNNTreeDistance.from_config(old)
+    assert not loaded.internal_only and not loaded.isomorphic
 
 
 def test_gru_target_nodes_and_tree_distance_layer():

@@ -28,6 +28,13 @@ def _children(trees, num_slots):
     return left, right
 
 
+def _internal(num_slots, dtype):
+    """`(1, num_slots, 1)`: 0 for the leaves, 1 for generated slots."""
+    mask = np.ones((1, num_slots, 1), dtype="float32")
+    mask[:, :NUM_LEAVES] = 0.0
+    return ops.cast(ops.convert_to_tensor(mask), dtype)
+
+
 def _subtree_norms(left, right, squared):
     """Σ of squared norms over the expanded subtree of every slot.
 
@@ -49,24 +56,36 @@ def _subtree_norms(left, right, squared):
     return ops.stack(norms, axis=1)
 
 
-def tree_distance(trees, nodes, target_trees, target_nodes):
-    """Tree distance TD between predicted and target trees.
+def tree_distance(
+    trees, nodes, target_trees, target_nodes, internal_only=True,
+    isomorphic=True,
+):
+    """Tree distance TD between predicted and target trees (the paper's).
 
     Both trees are laid out in heap order (root at position 1, the children
     of position `p` at `2p` (left) and `2p + 1` (right)), expanding every
     generated node down to the leaves `x`, `h_{t-1}`, `0`; a node that is a
     child several times appears at each of its positions. Then
 
-        TD = Σ_p ‖v_p − v'_p‖²,
+        TD = min over T' isomorphic to the target of Σ_p ‖v_p − v'_p‖²,
 
-    over the positions held by either tree, where a position held by only
-    one tree counts the squared norm of its node (the other's value is 0).
-    Children order is taken as given: the paper's minimum over isomorphic
-    target trees is not taken (the reference code also compares one
-    ordering). The sum is computed by a recursion over pairs of slots,
-    `D(s, s') = ‖v_s − v'_s'‖² + D(l(s), l(s')) + D(r(s), r(s'))`, in
-    `O(slots²)` per tree, without expanding the (possibly exponentially
-    large) heap.
+    over the internal positions (generated nodes) of either tree: a position
+    held by an internal node in one tree only counts the squared norm of
+    that node, and the leaves count nothing (`internal_only`, the paper:
+    two trees whose nodes have the same values but which differ in a leaf,
+    `h` for `0`, are at distance 0). The isomorphic trees of the target are
+    those reached by swapping the two children of any of its nodes
+    (`isomorphic`, the paper's minimum). The sum is computed by a recursion
+    over pairs of slots,
+
+        D(s, s') = ‖v_s − v'_s'‖² + min(D(l(s), l(s')) + D(r(s), r(s')),
+                                         D(l(s), r(s')) + D(r(s), l(s'))),
+
+    in `O(slots²)` per tree, without expanding the (possibly exponentially
+    large) heap. With `internal_only=False` the leaves count like any node,
+    and with `isomorphic=False` the children are matched in their given
+    order only (both, the distance of version 0.1.0, which the authors' code
+    also computes in one ordering).
 
     Node vectors of different widths (the x leaf of an input narrower than
     `units`) are zero-padded to a common width; the layer's nodes output
@@ -81,6 +100,9 @@ def tree_distance(trees, nodes, target_trees, target_nodes):
             (e.g. `gru_tree()`, with names or indices), broadcast over the
             leading axes.
         target_nodes: float `(..., 3 + iterations', width')`.
+        internal_only: Boolean (default `True`): leaves count nothing.
+        isomorphic: Boolean (default `True`): the minimum over the target's
+            child orders.
 
     Returns:
         Tensor of shape `(...)`: TD per tree (e.g. per sample and step).
@@ -153,6 +175,9 @@ def tree_distance(trees, nodes, target_trees, target_nodes):
     # gathers below are then small products, cheap to compile and to
     # differentiate on every backend.
     dtype = nodes.dtype
+    if internal_only:
+        nodes = nodes * _internal(slots_pred, dtype)
+        target_nodes = target_nodes * _internal(slots_target, dtype)
     left, right = (
         ops.one_hot(c, 1 + slots_pred, dtype=dtype)
         for c in _children(trees, slots_pred)
@@ -180,11 +205,15 @@ def tree_distance(trees, nodes, target_trees, target_nodes):
             size = slot + 1
             left_row = ops.einsum("bk,bkj->bj", left[:, slot, :size], done)
             right_row = ops.einsum("bk,bkj->bj", right[:, slot, :size], done)
-        matched = (
-            pair_distance[:, slot]
-            + ops.einsum("bsj,bj->bs", t_left, left_row)
-            + ops.einsum("bsj,bj->bs", t_right, right_row)
+        children = ops.einsum("bsj,bj->bs", t_left, left_row) + ops.einsum(
+            "bsj,bj->bs", t_right, right_row
         )
+        if isomorphic and slot >= NUM_LEAVES:
+            swapped = ops.einsum(
+                "bsj,bj->bs", t_right, left_row
+            ) + ops.einsum("bsj,bj->bs", t_left, right_row)
+            children = ops.minimum(children, swapped)
+        matched = pair_distance[:, slot] + children
         rows.append(
             ops.concatenate([norms[:, slot + 1 : slot + 2], matched], axis=1)
         )
@@ -219,6 +248,9 @@ class RRNNTreeDistance(Layer):
     Args:
         weight: Non-negative float, weight of the term (the reference code
             uses 0.003).
+        internal_only: Boolean (default `True`), see `tree_distance`.
+        isomorphic: Boolean (default `True`), see `tree_distance`. A config
+            saved without these two loads with both off, as it was saved.
 
     Example:
 
@@ -236,10 +268,13 @@ class RRNNTreeDistance(Layer):
     (2, 4)
     """
 
-    def __init__(self, weight=0.003, **kwargs):
+    def __init__(self, weight=0.003, internal_only=True, isomorphic=True,
+                 **kwargs):
         weight = non_negative_float("weight", weight)
         super().__init__(**kwargs)
         self.weight = weight
+        self.internal_only = bool(internal_only)
+        self.isomorphic = bool(isomorphic)
 
     def call(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) != 4:
@@ -250,7 +285,14 @@ class RRNNTreeDistance(Layer):
                 f"{len(inputs) if hasattr(inputs, '__len__') else '?'}"
             )
         trees, nodes, target_trees, target_nodes = inputs
-        distance = tree_distance(trees, nodes, target_trees, target_nodes)
+        distance = tree_distance(
+            trees,
+            nodes,
+            target_trees,
+            target_nodes,
+            internal_only=self.internal_only,
+            isomorphic=self.isomorphic,
+        )
         distance = ops.cast(distance, "float32")
         trees = ops.convert_to_tensor(trees)
         valid = ops.cast(trees[..., 0, 0] >= 0, "float32")
@@ -263,4 +305,18 @@ class RRNNTreeDistance(Layer):
         return tuple(input_shape[0][:-2])
 
     def get_config(self):
-        return {**super().get_config(), "weight": self.weight}
+        return {
+            **super().get_config(),
+            "weight": self.weight,
+            "internal_only": self.internal_only,
+            "isomorphic": self.isomorphic,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        # Saved before the paper's distance was the default (0.1.0): load
+        # the distance it was saved with.
+        config.setdefault("internal_only", False)
+        config.setdefault("isomorphic", False)
+        return cls(**config)
