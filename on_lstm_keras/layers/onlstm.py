@@ -20,8 +20,9 @@ from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
 from on_lstm_keras.layers._rnn_extras import check_sequence_rank
 from on_lstm_keras.layers._rnn_extras import insert_extra_masks
 from on_lstm_keras.layers._rnn_extras import insert_extras
-from on_lstm_keras.layers.onlstm_fused import FusedRecurrence
+from on_lstm_keras.layers.onlstm_fused import fused_inner_loop
 from on_lstm_keras.layers.onlstm_fused import fused_path_unsupported
+# The columns of the distances that `ONLSTM(return_distances=True)` returns.
 from on_lstm_keras.ops import DISTANCE_FORGET
 from on_lstm_keras.ops import DISTANCE_INPUT
 from on_lstm_keras.ops import cumax
@@ -663,12 +664,28 @@ class ONLSTM(RNN):
     def inner_loop(self, sequences, initial_state, mask, training=False):
         if tree.is_nested(mask):
             mask = mask[0]
+        # The fused recurrence where it covers the case, else step through
+        # the cell (as `keras.layers.LSTM` tries cuDNN, else falls back).
         if self.use_fused_recurrence and not fused_path_unsupported(
             self.cell
         ):
-            return self._fused_inner_loop(
+            result, distances = fused_inner_loop(
+                self, sequences, initial_state, mask, training
+            )
+        else:
+            result, distances = self._stepwise_inner_loop(
                 sequences, initial_state, mask, training
             )
+        # Handed to `call`, which runs this method and returns them.
+        self._step_distances = distances
+        return result
+
+    def _stepwise_inner_loop(self, sequences, initial_state, mask, training):
+        """`inner_loop` stepping through `ONLSTMCell` with autodiff.
+
+        Returns `((last_output, outputs, states), distances)`, the
+        distances `None` unless `return_distances`.
+        """
         cell = self.cell
         # The input transformation of every step at once, outside the loop.
         z_x = cell.input_projection(sequences, training=training)
@@ -712,6 +729,7 @@ class ONLSTM(RNN):
             zero_output_for_mask=self.zero_output_for_mask,
             return_all_outputs=self.return_sequences or self.return_distances,
         )
+        distances = None
         if self.return_distances:
             distances = outputs[..., units:]
             if self.go_backwards:  # to the input's time order
@@ -719,79 +737,10 @@ class ONLSTM(RNN):
             if mask is not None:
                 step_mask = ops.cast(mask, distances.dtype)
                 distances = distances * ops.expand_dims(step_mask, -1)
-            # Handed to `call`, which runs this method and returns them.
-            self._step_distances = distances
             outputs = outputs[..., :units]
             last_output = last_output[..., :units]
             states = [states[0][..., :units], states[1]]
-        return last_output, outputs, states
-
-    def _fused_inner_loop(self, sequences, initial_state, mask, training):
-        """`inner_loop` through `FusedRecurrence`, time-major inside."""
-        cell = self.cell
-        dtype = sequences.dtype
-        # Copies: a stateful caller assigns new values to the variables that
-        # hold these states right after this call, and on TensorFlow a tensor
-        # read from a variable can see that assignment; the backward pass
-        # needs the values from before it.
-        h0, c0 = (ops.copy(s) for s in initial_state)
-        if training and cell.dropout > 0:  # one mask for every step
-            sequences = sequences * ops.expand_dims(
-                cell.get_dropout_mask(sequences[:, 0]), 1
-            )
-        x = ops.transpose(sequences, (1, 0, 2))
-        step_mask = None
-        if mask is not None:
-            step_mask = ops.expand_dims(
-                ops.transpose(ops.cast(mask, dtype), (1, 0)), -1
-            )
-        if self.go_backwards:
-            x = ops.flip(x, axis=0)
-            if step_mask is not None:
-                step_mask = ops.flip(step_mask, axis=0)
-        recurrent_mask = None
-        if training and cell.recurrent_dropout > 0:
-            recurrent_mask = cell.get_recurrent_dropout_mask(h0)
-
-        def weight(w):
-            return ops.cast(ops.convert_to_tensor(w), dtype)
-
-        recurrence = FusedRecurrence(
-            cell, dtype, return_distances=self.return_distances,
-            unroll=self.unroll,
-        )
-        result = recurrence(
-            x,
-            weight(cell.kernel),
-            weight(cell.bias) if cell.use_bias else None,
-            weight(cell.effective_recurrent_kernel(training)),
-            h0,
-            c0,
-            step_mask=step_mask,
-            recurrent_mask=recurrent_mask,
-        )
-        h_seq, c_last = result[0], result[1]
-        outputs = h_seq
-        if step_mask is not None:
-            # A padded step repeats the last output of a real step, or gives
-            # 0 before the first real step (or always, with
-            # `zero_output_for_mask`); the states just carry over.
-            if self.zero_output_for_mask:
-                valid = step_mask
-            else:
-                valid = ops.cast(ops.cumsum(step_mask, axis=0) > 0, dtype)
-            outputs = outputs * valid
-        if self.return_distances:
-            distances = result[2]
-            if step_mask is not None:
-                distances = distances * step_mask
-            if self.go_backwards:  # to the input's time order
-                distances = ops.flip(distances, axis=0)
-            self._step_distances = ops.transpose(distances, (1, 0, 2))
-        return outputs[-1], ops.transpose(outputs, (1, 0, 2)), [
-            h_seq[-1],
-            c_last,
-        ]
+        return (last_output, outputs, states), distances
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
         check_sequence_rank("ONLSTM", sequences.shape)

@@ -1,9 +1,10 @@
 """The ON-LSTM recurrence fused into one differentiable op.
 
-`ONLSTM` runs whole sequences through `FusedRecurrence` (when
+`ONLSTM.inner_loop` runs whole sequences through `fused_inner_loop` (when
 `fused_path_unsupported` has nothing against it) instead of stepping
-through `ONLSTMCell` with autodiff: the forward loop keeps only what the
-hand-written backward loop needs.
+through `ONLSTMCell` with autodiff. `fused_inner_loop` is the glue: dropout,
+masks, `go_backwards` and time-major layout around `FusedRecurrence`, whose
+forward loop keeps only what its hand-written backward loop needs.
 """
 
 import keras
@@ -409,3 +410,85 @@ class FusedRecurrence:
             return outputs, grad
 
         return recurrence(*args)
+
+
+def fused_inner_loop(layer, sequences, initial_state, mask, training):
+    """`ONLSTM.inner_loop` through `FusedRecurrence`, time-major inside.
+
+    Args:
+        layer: The `ONLSTM` layer (its cell, `go_backwards`, `unroll`,
+            `zero_output_for_mask` and `return_distances`).
+        sequences: `(batch, time, features)`.
+        initial_state: `[h0, c0]`.
+        mask: `None` or `(batch, time)`, `False` at padded steps.
+        training: Whether the dropouts apply.
+
+    Returns:
+        `((last_output, outputs, [h, c]), distances)`, as
+        `keras.layers.RNN.inner_loop` returns its triple; `distances` is
+        `(batch, time, 2)` in the input's time order, 0 at padded steps,
+        or `None` without `layer.return_distances`.
+    """
+    cell = layer.cell
+    dtype = sequences.dtype
+    # Copies: a stateful caller assigns new values to the variables that
+    # hold these states right after this call, and on TensorFlow a tensor
+    # read from a variable can see that assignment; the backward pass
+    # needs the values from before it.
+    h0, c0 = (ops.copy(s) for s in initial_state)
+    if training and cell.dropout > 0:  # one mask for every step
+        sequences = sequences * ops.expand_dims(
+            cell.get_dropout_mask(sequences[:, 0]), 1
+        )
+    x = ops.transpose(sequences, (1, 0, 2))
+    step_mask = None
+    if mask is not None:
+        step_mask = ops.expand_dims(
+            ops.transpose(ops.cast(mask, dtype), (1, 0)), -1
+        )
+    if layer.go_backwards:
+        x = ops.flip(x, axis=0)
+        if step_mask is not None:
+            step_mask = ops.flip(step_mask, axis=0)
+    recurrent_mask = None
+    if training and cell.recurrent_dropout > 0:
+        recurrent_mask = cell.get_recurrent_dropout_mask(h0)
+
+    def weight(w):
+        return ops.cast(ops.convert_to_tensor(w), dtype)
+
+    recurrence = FusedRecurrence(
+        cell, dtype, return_distances=layer.return_distances,
+        unroll=layer.unroll,
+    )
+    result = recurrence(
+        x,
+        weight(cell.kernel),
+        weight(cell.bias) if cell.use_bias else None,
+        weight(cell.effective_recurrent_kernel(training)),
+        h0,
+        c0,
+        step_mask=step_mask,
+        recurrent_mask=recurrent_mask,
+    )
+    h_seq, c_last = result[0], result[1]
+    outputs = h_seq
+    if step_mask is not None:
+        # A padded step repeats the last output of a real step, or gives
+        # 0 before the first real step (or always, with
+        # `zero_output_for_mask`); the states just carry over.
+        if layer.zero_output_for_mask:
+            valid = step_mask
+        else:
+            valid = ops.cast(ops.cumsum(step_mask, axis=0) > 0, dtype)
+        outputs = outputs * valid
+    distances = None
+    if layer.return_distances:
+        distances = result[2]
+        if step_mask is not None:
+            distances = distances * step_mask
+        if layer.go_backwards:  # to the input's time order
+            distances = ops.flip(distances, axis=0)
+        distances = ops.transpose(distances, (1, 0, 2))
+    last_output, outputs = outputs[-1], ops.transpose(outputs, (1, 0, 2))
+    return (last_output, outputs, [h_seq[-1], c_last]), distances
