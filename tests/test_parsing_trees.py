@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from on_lstm_keras.parsing import ascii_tree
+from on_lstm_keras.parsing import collapse_unary
 from on_lstm_keras.parsing import distances_to_tree
 from on_lstm_keras.parsing import from_brackets
 from on_lstm_keras.parsing import from_nltk
@@ -188,6 +189,35 @@ def test_from_nltk_drops_labels_and_collapses_unary_chains():
         from_nltk(nltk.Tree("S", [nltk.Tree("E", [])]))
     with pytest.raises(ValueError, match="`tree`"):
         from_nltk(3)
+
+
+def test_collapse_unary_filters_words_by_tag_then_collapses():
+    t = nltk.Tree.fromstring(
+        "(S (NP (-NONE- *T*)) (NP (DT the) (NN cat)) (VP (VBD sat) (. .)))")
+    seen = []
+
+    def keep(tag, word):
+        seen.append((tag, word))
+        return None if tag in ("-NONE-", ".") else word.upper()
+
+    # (NP *T*) is left empty and dropped; (VP sat .) keeps one word and
+    # collapses to it; the words come back as `keep` returned them.
+    assert collapse_unary(t, keep) == [["THE", "CAT"], "SAT"]
+    assert seen == [("-NONE-", "*T*"), ("DT", "the"), ("NN", "cat"),
+                    ("VBD", "sat"), (".", ".")]
+    # Without keep_word every word stays: the same as from_nltk.
+    assert collapse_unary(t) == from_nltk(t) == [
+        "*T*", ["the", "cat"], ["sat", "."]]
+    # A word outside a preterminal, and a plain list, have the tag None.
+    seen.clear()
+    assert collapse_unary(nltk.Tree("S", ["x", nltk.Tree("NN", ["y"])]),
+                          keep) == ["X", "Y"]
+    assert collapse_unary([["a"], "b"], keep) == ["A", "B"]
+    assert seen == [(None, "x"), ("NN", "y"), (None, "a"), (None, "b")]
+    # Nothing kept: None (from_nltk raises instead).
+    assert collapse_unary(t, lambda tag, word: None) is None
+    with pytest.raises(ValueError, match=r"received a child 3"):
+        collapse_unary(["a", 3])
 
 
 def test_nltk_round_trip():

@@ -27,6 +27,7 @@ from on_lstm_keras.parsing.treebanks import load_sinica
 from on_lstm_keras.parsing.treebanks import ptb_word_preprocess
 from on_lstm_keras.parsing.trees import SPLITS
 from on_lstm_keras.parsing.trees import ascii_tree
+from on_lstm_keras.parsing.trees import collapse_unary
 from on_lstm_keras.parsing.trees import distances_to_tree
 from on_lstm_keras.parsing.trees import from_brackets
 from on_lstm_keras.parsing.trees import from_nltk
@@ -45,6 +46,7 @@ __all__ = [
     "ascii_tree",
     "balanced",
     "baseline_tree",
+    "collapse_unary",
     "corpus_prf",
     "distances_to_tree",
     "evaluate",

@@ -27,6 +27,7 @@ from nltk.corpus.reader import SinicaTreebankCorpusReader
 
 from on_lstm_keras._extras import require
 from on_lstm_keras._validation import positive_int
+from on_lstm_keras.parsing.trees import collapse_unary
 from on_lstm_keras.parsing.trees import leaves
 
 # Preterminal tags whose words the ON-LSTM / PRPN code keeps (`word_tags` in
@@ -132,26 +133,10 @@ def _max_length_arg(max_length):
     return positive_int("max_length", max_length)
 
 
-def _reduce(tree, keep_leaf):
-    """Nested lists of the kept words of an nltk.Tree, unary chains collapsed.
-
-    `keep_leaf(tag, word)` returns the word to keep, or None to drop it.
-    Returns None when nothing is kept.
-    """
-    if isinstance(tree, str):
-        return None  # a bare word outside a preterminal has no tag
-    if len(tree) == 1 and isinstance(tree[0], str):
-        return keep_leaf(tree.label(), tree[0])
-    children = [c for c in (_reduce(child, keep_leaf) for child in tree) if c is not None]
-    if not children:
-        return None
-    return children[0] if len(children) == 1 else children
-
-
 def _gold_sentences(nltk_trees, keep_leaf, max_length):
     out = []
     for t in nltk_trees:
-        tree = _reduce(t, keep_leaf)
+        tree = collapse_unary(t, keep_leaf)
         if tree is None:
             continue
         words = leaves(tree)
@@ -282,7 +267,8 @@ def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
     convert = _t2s_converter() if to_simplified else (lambda w: w)
 
     def keep_leaf(tag, word):
-        if tag.endswith("CATEGORY"):
+        # tag None: a word outside a preterminal has no tag.
+        if tag is None or tag.endswith("CATEGORY"):
             return None
         return convert(word)
 

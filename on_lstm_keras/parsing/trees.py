@@ -175,13 +175,69 @@ def to_nltk(tree, label="X", leaf_label=None):
     return convert(tree)
 
 
+def collapse_unary(tree, keep_word=None):
+    """Labels dropped, words filtered, empty constituents dropped, unary
+    chains collapsed: the one reduction of a labelled tree to a nested list.
+
+    Every preterminal (a constituent whose single child is a word, such as
+    `(NN cat)`) and every word outside one becomes `keep_word(tag, word)`:
+    the word to keep, or `None` to drop it. `tag` is the preterminal's
+    label, `None` for a plain list or a word outside a preterminal. Then a
+    constituent left without words is dropped, and one left with a single
+    child becomes that child.
+
+    Args:
+        tree: An `nltk.Tree`, a nested list, or a word.
+        keep_word: `keep_word(tag, word) -> word or None`; default keeps
+            every word as it is.
+
+    Returns:
+        A word or a nested list of words in which every list has at least
+        two children; `None` when no word is kept.
+
+    Raises:
+        ValueError: if the tree holds something that is neither a word nor
+            a subtree.
+
+    Example:
+
+    >>> t = nltk.Tree.fromstring("(S (NP (DT the) (NN cat)) (VP (VBD sat)) (. .))")
+    >>> collapse_unary(t)
+    [['the', 'cat'], 'sat', '.']
+    >>> collapse_unary(t, lambda tag, word: None if tag == "." else word)
+    [['the', 'cat'], 'sat']
+    """
+    if keep_word is None:
+        def keep_word(tag, word):
+            return word
+
+    def walk(node):
+        if isinstance(node, str):
+            return keep_word(None, node)
+        if not is_node(node):
+            raise ValueError(
+                "Argument `tree` must hold words (str) and subtrees only, "
+                f"received a child {node!r} in tree={tree!r}"
+            )
+        if len(node) == 1 and isinstance(node[0], str):
+            tag = node.label() if isinstance(node, nltk.Tree) else None
+            return keep_word(tag, node[0])
+        children = [c for c in map(walk, node) if c is not None]
+        if not children:
+            return None
+        return children[0] if len(children) == 1 else children
+
+    return walk(tree)
+
+
 def from_nltk(tree):
     """Converts an `nltk.Tree` to a nested-list tree of its words.
 
     Labels are dropped, constituents without words are dropped, and unary
     chains are collapsed: a constituent with a single child becomes that
     child (so a preterminal `(NN cat)` becomes `"cat"`). Plain nested lists
-    are accepted too, and come back with the same normalisation.
+    are accepted too, and come back with the same normalisation. This is
+    `collapse_unary` keeping every word.
 
     Args:
         tree: An `nltk.Tree`, a nested list, or a word.
@@ -203,21 +259,7 @@ def from_nltk(tree):
             "Argument `tree` must be an nltk.Tree, a nested list or a word, "
             f"received: tree={tree!r}"
         )
-
-    def convert(node):
-        if isinstance(node, str):
-            return node
-        if not is_node(node):
-            raise ValueError(
-                "Argument `tree` must hold words (str) and subtrees only, "
-                f"received a child {node!r} in tree={tree!r}"
-            )
-        children = [c for c in (convert(child) for child in node) if c is not None]
-        if not children:
-            return None
-        return children[0] if len(children) == 1 else children
-
-    out = convert(tree)
+    out = collapse_unary(tree)
     if out is None:
         raise ValueError(f"Argument `tree` holds no word, received: tree={tree!r}")
     return out
