@@ -400,17 +400,14 @@ def parse_workload(args, vocab):
 def random_run():
     """A language model of the `small` preset's size with random weights,
     and a vocabulary of its size."""
-    from on_lstm_keras import cli
+    from on_lstm_keras.config import PRESETS
     from on_lstm_keras.data.vocabulary import Vocabulary
     from on_lstm_keras.models import ONLSTMLanguageModel
 
-    preset = cli.PRESETS["small"]
-    size = preset["max_vocab"]
+    model_config, training_config = PRESETS["small"]
+    size = training_config.max_vocab
     vocab = Vocabulary.build([["w%d" % i for i in range(size - 3)]])
-    model = ONLSTMLanguageModel(
-        len(vocab), embedding_size=preset["embedding_size"],
-        hidden_size=preset["hidden_size"], num_layers=preset["num_layers"],
-        chunk_size=preset["chunk_size"], tie_weights=preset["tie_weights"])
+    model = ONLSTMLanguageModel.from_model_config(model_config, len(vocab))
     return model, vocab
 
 

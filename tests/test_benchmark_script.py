@@ -61,3 +61,13 @@ def test_random_parse_workload(bench):
     assert not {w for s in sentences for w in s} & set(SPECIALS)
     # Seeded: the same workload every run.
     assert sentences == bench.parse_workload(args, vocab)
+
+
+def test_random_run_has_the_small_preset_size(bench):
+    from on_lstm_keras.config import PRESETS
+
+    model_config, training_config = PRESETS["small"]
+    model, vocab = bench.random_run()
+    assert len(vocab) == training_config.max_vocab
+    assert len(model.rnn_layers) == model_config.num_layers
+    assert model.model_config == model_config
