@@ -405,19 +405,24 @@ def test_bad_input_rank_raises():
         ONLSTM(8, 2)(np.zeros((2, 5), "float32"))
 
 
-def test_sequential_functional_and_bidirectional(rng):
+def test_stacked_layers_in_sequential_match_the_chained_reference(rng):
+    # Bidirectional (both halves) is checked against the reference in
+    # test_onlstm_step_path.py.
     model = keras.Sequential()
     model.add(keras.Input((7, FEATURES)))
     model.add(ONLSTM(16, 4, return_sequences=True))
     model.add(ONLSTM(8, 2))
+    model.set_weights(
+        [rng.normal(0, 0.5, w.shape).astype("float32")
+         for w in model.get_weights()]
+    )
     x = rng.normal(size=(3, 7, FEATURES)).astype("float32")
-    assert model(x).shape == (3, 8)
-
-    bi = keras.layers.Bidirectional(ONLSTM(8, 2, return_sequences=True))
-    y = bi(x)
-    assert y.shape == (3, 7, 16)
-    forward_half = np_(bi.forward_layer(x))
-    np.testing.assert_allclose(np_(y)[..., :8], forward_half, atol=1e-6)
+    first, second = model.layers
+    hidden, _, _, _ = ref.run(x, *first.get_weights(), 4)
+    _, _, want, _ = ref.run(hidden, *second.get_weights(), 2)
+    got = np_(model(x))
+    assert got.shape == (3, 8)
+    np.testing.assert_allclose(got, want, atol=1e-5)
 
 
 def test_fit_lowers_the_loss_on_a_toy_task(rng):
@@ -433,16 +438,46 @@ def test_fit_lowers_the_loss_on_a_toy_task(rng):
     assert losses[-1] < 0.6 * losses[0], losses
 
 
-def test_jit_compiled_training_step(rng):
-    model = keras.Sequential(
-        [keras.Input((6, FEATURES)), ONLSTM(UNITS, CHUNK, recurrent_dropconnect=0.3),
-         keras.layers.Dense(1)]
-    )
-    model.compile("adam", "mse", jit_compile=True)
+def test_jit_compiled_dropconnect_draws_a_fresh_mask_per_step(rng):
+    """Under `jit_compile`, DropConnect's mask is drawn inside every
+    compiled training step (not frozen when the step is traced), and a
+    compiled inference uses the stored weights unmasked.
+
+    The losses of jit-compiled training without DropConnect are checked
+    against the reference in test_onlstm_step_path.py.
+    """
+    model = keras.Sequential([
+        keras.Input((6, FEATURES)),
+        ONLSTM(UNITS, CHUNK, recurrent_dropconnect=0.3, seed=5),
+        keras.layers.Dense(1),
+    ])
+    # A learning rate of 0: the weights stay put, so only the mask changes.
+    model.compile(keras.optimizers.SGD(0.0), "mse", jit_compile=True)
     assert model.jit_compile
+    model.set_weights(
+        [rng.normal(0, 0.5, w.shape).astype("float32")
+         for w in model.get_weights()]
+    )
     x = rng.normal(size=(16, 6, FEATURES)).astype("float32")
-    history = model.fit(x, np.ones((16, 1)), epochs=2, verbose=0)
-    assert np.all(np.isfinite(history.history["loss"]))
+    y = rng.normal(size=(16, 1)).astype("float32")
+    kernel, recurrent_kernel, bias, dense_w, dense_b = (
+        w.astype(np.float64) for w in model.get_weights()
+    )
+    _, _, h, _ = ref.run(x, kernel, recurrent_kernel, bias, CHUNK)
+    np.testing.assert_allclose(
+        model.predict(x, verbose=0), h @ dense_w + dense_b, atol=1e-5
+    )
+    unmasked = np.mean((h @ dense_w + dense_b - y) ** 2)
+    losses = [float(np.ravel(model.train_on_batch(x, y))[0])
+              for _ in range(3)]
+    assert all(np.isfinite(losses))
+    # Masked: none is the unmasked loss; fresh masks: no two are equal.
+    assert all(abs(loss - unmasked) > 1e-4 for loss in losses), losses
+    assert len({round(loss, 6) for loss in losses}) == 3, losses
+    # The weights did not move, and inference is still unmasked.
+    np.testing.assert_allclose(
+        model.predict(x, verbose=0), h @ dense_w + dense_b, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
