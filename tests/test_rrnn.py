@@ -390,6 +390,125 @@ def test_from_gru_hard_search_equals_keras_gru(pool):
     assert (np_(trees) == wanted).all()
 
 
+def reference_rrnn_gru(layer, x):
+    """The RRNN-GRU in NumPy, vectorised over the batch (the candidate
+    normalisation is over the batch): the GRU tree's merges, the gates on
+    tuples 0/1/0, every other merge over all tuples by score."""
+    cell = layer.cell
+    K, units = cell.tuples, cell.units
+    w = {v.name: np_(v).astype("float64") for v in cell.weights}
+    prior = w["merge_prior"].reshape(6, K)
+    skeleton = gru_tree()
+    gates = {0: 0, 1: 1, 6: 0}
+
+    def block(matrix, k):
+        return matrix[:, k * units : (k + 1) * units]
+
+    def norm(c):  # c: (batch, K, units), over the batch
+        return (c - c.mean(0)) / np.sqrt(c.var(0) + 1e-5)
+
+    def score(c):
+        if cell.score_units:
+            c = np.maximum(
+                c @ w["score_hidden_kernel"] + w["score_hidden_bias"], 0.0
+            )
+        return (c @ w["score_kernel"])[..., 0]
+
+    batch, steps, _ = x.shape
+    h = np.zeros((batch, units))
+    outputs, tuples = [], []
+    for t in range(steps):
+        nodes = [x[:, t].astype("float64"), h, np.zeros((batch, units))]
+        chosen = []
+        searched = 0
+        for n, (i, j, _, op, act) in enumerate(skeleton):
+            def make(k):
+                left = w["kernel"] if i == 0 else w["left_kernel"]
+                pre = _BINARY[op](
+                    nodes[i] @ block(left, k),
+                    nodes[j] @ block(w["right_kernel"], k),
+                ) + w["bias"][k * units : (k + 1) * units]
+                return _UNARY[act](pre)
+
+            if n in gates:
+                nodes.append(make(gates[n]))
+                chosen.append(np.full(batch, gates[n]))
+                continue
+            c = np.stack([make(k) for k in range(K)], axis=1)
+            if cell.candidate_norm == "value":
+                c = norm(c)
+            a = score(norm(c) if cell.candidate_norm == "score" else c)
+            a = a + prior[searched]
+            searched += 1
+            best = a.argmax(1)
+            if cell.selection == "hard":
+                value = c[np.arange(batch), best]
+            else:
+                p = np.exp(a - a.max(1, keepdims=True))
+                p /= p.sum(1, keepdims=True)
+                value = np.einsum("bk,bku->bu", p, c)
+            nodes.append(value)
+            chosen.append(best)
+        h = nodes[-1]
+        outputs.append(h)
+        tuples.append(np.stack(chosen, 1))
+    return np.stack(outputs, 1), np.stack(tuples, 1)
+
+
+@pytest.mark.parametrize(
+    "selection,candidate_norm",
+    [("hard", None), ("soft", None), ("soft", "value"), ("hard", "score")],
+)
+def test_rrnn_gru_variant_matches_numpy(selection, candidate_norm):
+    x = random_inputs((3, 3, 2), seed=26)
+    layer = RRNN(3, variant="rrnn_gru", selection=selection,
+                 candidate_norm=candidate_norm, score_units=2,
+                 return_sequences=True, return_trees=True)
+    layer.build((None, None, 2))
+    randomize(layer, seed=27, scale=0.6)
+    output, trees = layer(x)
+    expected, tuples = reference_rrnn_gru(layer, x)
+    # Normalising over a batch of 3 in float32 loses a digit.
+    tolerance = 1e-4 if candidate_norm else 1e-5
+    np.testing.assert_allclose(np_(output), expected, atol=tolerance)
+    np.testing.assert_array_equal(np_(trees)[..., 2], tuples)
+    # The skeleton is the GRU tree's: children, operations, activations.
+    skeleton = np.array([[i, j, layer.operations.index(o),
+                          layer.activations.index(a)]
+                         for i, j, _, o, a in gru_tree()])
+    np.testing.assert_array_equal(
+        np_(trees)[..., [0, 1, 3, 4]],
+        np.broadcast_to(skeleton, np_(trees)[..., [0, 1, 3, 4]].shape),
+    )
+    assert layer.cell.merge_prior_weight.shape == (6 * 4,)
+    clone = RRNN.from_config(layer.get_config())
+    assert clone.variant == "rrnn_gru"
+    assert clone.cell.candidate_norm == candidate_norm
+
+
+def test_rrnn_gru_from_gru_equals_keras_gru():
+    x = random_inputs((2, 5, 3), seed=28)
+    gru = keras.layers.GRU(4, reset_after=False, return_sequences=True)
+    expected = np_(gru(x))
+    layer = RRNN.from_gru(gru, selection="hard", variant="rrnn_gru")
+    np.testing.assert_allclose(np_(layer(x)), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [({"variant": "lstm"}, "variant='lstm'"),
+     ({"variant": "rrnn_gru", "iterations": 4}, "iterations=4"),
+     ({"variant": "rrnn_gru", "selection": "forced", "tree": gru_tree()},
+      "selection='forced'"),
+     ({"variant": "rrnn_gru", "activations": ("sigmoid", "tanh")},
+      "unknown name .identity."),
+     ({"candidate_norm": "layer"}, "candidate_norm='layer'")],
+)
+def test_variant_arguments_are_checked(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        RRNN(3, **kwargs)
+
+
 def test_legacy_search_cannot_hold_two_leaf_only_nodes():
     """Why the options exist: without them, two merges of the leaves alone
     always pick the same candidate (a value-only score sees the same

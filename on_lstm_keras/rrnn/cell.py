@@ -23,6 +23,8 @@ SELECTIONS = ("hard", "soft", "forced")
 # Search options added after version 0.1.0; a config without them loads
 # with them off, as it was saved.
 LEGACY_SEARCH_OPTIONS = ("break_symmetry", "unique_roots", "merge_prior")
+VARIANTS = ("rrnn", "rrnn_gru")
+CANDIDATE_NORMS = (None, "score", "value")
 
 
 def non_negative_float(name, value):
@@ -186,6 +188,23 @@ class RRNNCell(TreeSearch, Layer):
             no duplicate of an unused node) is then reachable by the hard
             search. Configs saved before these three options existed
             load with all three off.
+        variant: `"rrnn"` (default, the full search) or `"rrnn_gru"` (the
+            paper's RRNN-GRU, the authors' planB code): the GRU tree's
+            skeleton (`gru_tree()`: its children, operations and
+            activations) with the gates `z`, `r` (merges 0, 1, 6) on tuples
+            0, 1, 0 and, at every other merge, one candidate per tuple
+            `k`, chosen by the score (`selection="hard"`) or mixed by its
+            softmax (`"soft"`, as the authors' code). `iterations` must be
+            9; `pool`, `bounded`, `break_symmetry` and `unique_roots` do
+            not apply.
+        candidate_norm: `None` (default), `"score"` or `"value"`: normalise
+            every candidate over the batch, per feature, to zero mean and
+            unit variance (a BatchNorm without weights or running
+            statistics, as the authors' code) before the score sees it
+            (`"score"`), or for both the score and the node value
+            (`"value"`, what the authors' code does). Either makes a
+            sample's tree depend on the rest of its batch, at inference
+            too.
         kernel_initializer: Initializer for `kernel`. Default:
             `"glorot_uniform"`.
         recurrent_initializer: Initializer for `left_kernel` and
@@ -234,6 +253,8 @@ class RRNNCell(TreeSearch, Layer):
         break_symmetry=True,
         unique_roots=True,
         merge_prior=True,
+        variant="rrnn",
+        candidate_norm=None,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -256,6 +277,41 @@ class RRNNCell(TreeSearch, Layer):
         operations = _names("operations", operations, OPERATIONS)
         activations = _names("activations", activations, ACTIVATIONS)
         margin = check.positive_float("margin", margin)
+        variant = check.choice("variant", variant, VARIANTS)
+        candidate_norm = check.choice(
+            "candidate_norm", candidate_norm, CANDIDATE_NORMS
+        )
+        skeleton = None
+        if variant == "rrnn_gru":
+            if selection == "forced":
+                raise ValueError(
+                    "Argument `variant='rrnn_gru'` searches the tuples of "
+                    "the GRU tree and needs selection='hard' or 'soft', "
+                    "received: selection='forced' (for the plain GRU tree "
+                    "use variant='rrnn', selection='forced', tree=gru_tree())"
+                )
+            if iterations != 9:
+                raise ValueError(
+                    "Argument `iterations` must be 9 (the GRU tree's merges) "
+                    "with variant='rrnn_gru', received: "
+                    f"iterations={iterations}"
+                )
+            if tuples < 2:
+                raise ValueError(
+                    "Argument `tuples` must be at least 2 (z and r use tuples "
+                    "0 and 1) with variant='rrnn_gru', received: "
+                    f"tuples={tuples}"
+                )
+            from on_lstm_keras.rrnn.gru import gru_tree
+
+            # Only the gates' tuples (0, 1) are read from the skeleton.
+            skeleton = normalize_tree(
+                gru_tree(),
+                tuples=max(tuples, 4),
+                operations=operations,
+                activations=activations,
+                argument="activations/operations (the GRU tree)",
+            )
         if selection == "forced":
             if tree is None:
                 raise ValueError(
@@ -292,6 +348,9 @@ class RRNNCell(TreeSearch, Layer):
         self.break_symmetry = bool(break_symmetry)
         self.unique_roots = bool(unique_roots)
         self.merge_prior = bool(merge_prior)
+        self.variant = variant
+        self.candidate_norm = candidate_norm
+        self._skeleton = skeleton
 
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.recurrent_initializer = initializers.get(recurrent_initializer)
@@ -475,6 +534,8 @@ class RRNNCell(TreeSearch, Layer):
             "break_symmetry": self.break_symmetry,
             "unique_roots": self.unique_roots,
             "merge_prior": self.merge_prior,
+            "variant": self.variant,
+            "candidate_norm": self.candidate_norm,
             "kernel_initializer": initializers.serialize(
                 self.kernel_initializer
             ),

@@ -156,7 +156,9 @@ def prefer_tree(cell, tree, strength=1.0):
         cell: A built `RRNNCell` with `merge_prior=True` and a searching
             `selection`.
         tree: `cell.iterations` merges (names or indices), obeying the
-            cell's `break_symmetry` and `unique_roots`.
+            cell's `break_symmetry` and `unique_roots`. For
+            `variant="rrnn_gru"` only the tuples `k` of the tree are read
+            (the skeleton is fixed).
         strength: Positive float, the prior on the tree's candidates.
 
     Raises:
@@ -177,6 +179,17 @@ def prefer_tree(cell, tree, strength=1.0):
         activations=cell.activations,
         pool=cell.pool,
     )
+    if cell.variant == "rrnn_gru":
+        offsets, total = cell.merge_prior_offsets()
+        prior = np.zeros((total,), dtype="float32")
+        for n, merge in enumerate(tree):
+            if cell.num_candidates(n):
+                prior[offsets[n] + merge[2]] = strength
+        cell.merge_prior_weight.assign(prior)
+        cell.score_kernel.assign(
+            np.zeros(cell.score_kernel.shape, "float32")
+        )
+        return
     if cell.break_symmetry:
         for n, merge in enumerate(tree[: min(2, cell.tuples)]):
             if merge[2] != n:

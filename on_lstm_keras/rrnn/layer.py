@@ -43,6 +43,8 @@ _CELL_ARGS = (
     "break_symmetry",
     "unique_roots",
     "merge_prior",
+    "variant",
+    "candidate_norm",
     "kernel_initializer",
     "recurrent_initializer",
     "bias_initializer",
@@ -111,6 +113,11 @@ class RRNN(RNN):
         break_symmetry, unique_roots, merge_prior: The search options that
             make every tree reachable (default `True` each; see
             `RRNNCell`). A config saved without them loads with them off.
+        variant: `"rrnn"` (default) or `"rrnn_gru"` (the paper's RRNN-GRU:
+            the GRU tree with a searched tuple per non-gate merge; see
+            `RRNNCell`).
+        candidate_norm: `None` (default), `"score"` or `"value"`: batch
+            normalisation of the candidates (see `RRNNCell`).
         kernel_initializer, recurrent_initializer, bias_initializer,
         score_initializer: Initializers (see `RRNNCell`).
         kernel_regularizer, recurrent_regularizer, bias_regularizer,
@@ -187,6 +194,8 @@ class RRNN(RNN):
         break_symmetry=True,
         unique_roots=True,
         merge_prior=True,
+        variant="rrnn",
+        candidate_norm=None,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -226,6 +235,8 @@ class RRNN(RNN):
             break_symmetry=break_symmetry,
             unique_roots=unique_roots,
             merge_prior=merge_prior,
+            variant=variant,
+            candidate_norm=candidate_norm,
             kernel_initializer=kernel_initializer,
             recurrent_initializer=recurrent_initializer,
             bias_initializer=bias_initializer,
@@ -515,6 +526,7 @@ class RRNN(RNN):
     operations = _cell_property("operations")
     activations = _cell_property("activations")
     margin = _cell_property("margin")
+    variant = _cell_property("variant")
 
     def get_config(self):
         cell_config = self.cell.get_config()

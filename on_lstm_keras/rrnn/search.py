@@ -39,6 +39,9 @@ _BINARY = {
     "add": lambda a, b: a + b,
     "multiply": lambda a, b: a * b,
 }
+# The merges of `gru_tree()` that make the gates (z, r, z again): the
+# RRNN-GRU keeps them on their tuples (0, 1, 0) and searches the others.
+GATE_MERGES = (0, 1, 6)
 
 
 
@@ -77,9 +80,12 @@ class TreeSearch:
     """Candidates, scores and selection of the RRNN cell's merges."""
 
     def num_candidates(self, n):
-        """Number of candidates merge `n` scores (0 in forced mode)."""
+        """Number of candidates merge `n` scores (0 in forced mode; for the
+        RRNN-GRU, one per tuple, or 0 for the gates)."""
         if self.selection == "forced":
             return 0
+        if self.variant == "rrnn_gru":
+            return 0 if n in GATE_MERGES else self.tuples
         return (
             len(self._pairs[n][0])
             * self.tuples
@@ -136,7 +142,11 @@ class TreeSearch:
         used = ops.zeros((batch, self.num_slots), dtype=dtype)
         margin = ops.zeros((batch,), dtype=dtype)
         alive = None
-        if self.pool == "roots" and self.selection != "forced":
+        if (
+            self.pool == "roots"
+            and self.selection != "forced"
+            and self.variant == "rrnn"
+        ):
             alive = ops.concatenate(
                 [
                     ops.ones((batch, NUM_LEAVES), dtype=dtype),
@@ -145,7 +155,13 @@ class TreeSearch:
                 axis=1,
             )
         for n in range(self.iterations):
-            if self.selection == "forced":
+            if self.variant == "rrnn_gru":
+                value, choice, merge_margin = self._skeleton_merge(
+                    n, left, right, bias
+                )
+                choices.append(choice)
+                margin = margin + merge_margin
+            elif self.selection == "forced":
                 i, j, k, o, a = self.tree[n]
                 pre = _BINARY[self.operations[o]](
                     left[i][:, k], right[j][:, k]
@@ -170,7 +186,7 @@ class TreeSearch:
                 new_left, new_right = self._project(value, node_kernel, batch)
                 left.append(new_left)
                 right.append(new_right)
-        if self.selection == "forced":
+        if self.selection == "forced" and self.variant != "rrnn_gru":
             trees = ops.broadcast_to(
                 ops.convert_to_tensor(np.array(self.tree, dtype="int32")),
                 (batch, self.iterations, 5),
@@ -219,6 +235,80 @@ class TreeSearch:
             taken = hit if taken is None else ops.maximum(taken, hit)
         return taken
 
+    def _pick(self, scores, candidates):
+        """Selects among `candidates` `(batch, C, units)` by `scores`
+        `(batch, C)`: returns `(value, index, margin)`."""
+        index = ops.argmax(scores, axis=-1)
+        probs = ops.softmax(scores, axis=-1)
+        if self.selection == "hard":
+            # Forward: the one-hot of the argmax (p − p is exactly 0);
+            # backward: the gradient of the softmax mixture.
+            weights = ops.one_hot(
+                index, ops.shape(scores)[1], dtype=probs.dtype
+            )
+            weights = weights + (probs - ops.stop_gradient(probs))
+        else:
+            weights = probs
+        value = ops.einsum("bc,bcu->bu", weights, candidates)
+        # The two best scores (a max, then a max without the argmax).
+        first = ops.max(scores, axis=-1)
+        without_first = ops.where(
+            ops.one_hot(index, ops.shape(scores)[1], dtype="bool"),
+            ops.min(scores, axis=-1, keepdims=True),
+            scores,
+        )
+        second = ops.max(without_first, axis=-1)
+        margin = ops.relu(self.margin - (first - second)) / self.margin
+        return value, ops.cast(index, "int32"), margin
+
+    def _normalized(self, candidates):
+        """Candidates normalised over the batch, per candidate and feature
+        (the authors' code: a BatchNorm without affine weights or running
+        statistics)."""
+        mean = ops.mean(candidates, axis=0, keepdims=True)
+        variance = ops.var(candidates, axis=0, keepdims=True)
+        return (candidates - mean) / ops.sqrt(variance + 1e-5)
+
+    def _scored(self, n, candidates):
+        """`(scores, candidates)` of merge `n`, with the candidate
+        normalisation and the merge prior applied."""
+        if self.candidate_norm == "value":
+            candidates = self._normalized(candidates)
+            scores = self.score(candidates)
+        elif self.candidate_norm == "score":
+            scores = self.score(self._normalized(candidates))
+        else:
+            scores = self.score(candidates)
+        if self.merge_prior:
+            start = self._prior_offsets[n]
+            count = self.num_candidates(n)
+            scores = scores + ops.cast(
+                self.merge_prior_weight[start : start + count], scores.dtype
+            )[None, :]
+        return scores, candidates
+
+    def _skeleton_merge(self, n, left, right, bias):
+        """Merge `n` of the RRNN-GRU: the GRU tree's children, operation
+        and activation, with the tuple chosen by score (or fixed for the
+        gates `z`, `r`). Returns `(value, choice, margin)`."""
+        i, j, k, o, a = self._skeleton[n]
+        op = _BINARY[self.operations[o]]
+        act = _UNARY[self.activations[a]]
+        batch = ops.shape(left[0])[0]
+        if n in GATE_MERGES:
+            value = act(op(left[i][:, k], right[j][:, k]) + bias[k])
+            tuple_index = ops.full((batch,), k, dtype="int32")
+            margin = ops.zeros((batch,), dtype=value.dtype)
+        else:
+            # (batch, K, units): one candidate per tuple.
+            candidates = act(op(left[i], right[j]) + bias[None])
+            scores, candidates = self._scored(n, candidates)
+            value, tuple_index, margin = self._pick(scores, candidates)
+        fixed = [ops.full((batch,), v, dtype="int32") for v in (i, j)]
+        rest = [ops.full((batch,), v, dtype="int32") for v in (o, a)]
+        choice = ops.stack(fixed + [tuple_index] + rest, axis=-1)
+        return value, choice, margin
+
     def merge_prior_offsets(self):
         """Start of each merge's block in the `merge_prior` weight, and the
         weight's size: `([o_0, ..., o_{N-1}], total)`."""
@@ -248,13 +338,7 @@ class TreeSearch:
         )
         per_pair = K * n_ops * n_acts
         candidates = ops.reshape(candidates, (batch, n_pairs * per_pair, units))
-        scores = self.score(candidates)
-        if self.merge_prior:
-            start = self._prior_offsets[n]
-            count = n_pairs * per_pair
-            scores = scores + ops.cast(
-                self.merge_prior_weight[start : start + count], scores.dtype
-            )[None, :]
+        scores, candidates = self._scored(n, candidates)
         valid = None
         static = self._static_valid(n)
         if static is not None:
@@ -300,28 +384,7 @@ class TreeSearch:
         if valid is not None:
             floor = -3.0e4 if scores.dtype == "float16" else -1.0e9
             scores = ops.where(valid > 0, scores, floor)
-        index = ops.argmax(scores, axis=-1)
-        probs = ops.softmax(scores, axis=-1)
-        if self.selection == "hard":
-            # Forward: the one-hot of the argmax (p − p is exactly 0);
-            # backward: the gradient of the softmax mixture.
-            weights = ops.one_hot(
-                index, ops.shape(scores)[1], dtype=probs.dtype
-            )
-            weights = weights + (probs - ops.stop_gradient(probs))
-        else:
-            weights = probs
-        value = ops.einsum("bc,bcu->bu", weights, candidates)
-        # The two best scores (a max, then a max without the argmax).
-        first = ops.max(scores, axis=-1)
-        without_first = ops.where(
-            ops.one_hot(index, ops.shape(scores)[1], dtype="bool"),
-            ops.min(scores, axis=-1, keepdims=True),
-            scores,
-        )
-        second = ops.max(without_first, axis=-1)
-        margin = ops.relu(self.margin - (first - second)) / self.margin
-        index = ops.cast(index, "int32")
+        value, index, margin = self._pick(scores, candidates)
         act = index % n_acts
         rest = index // n_acts
         op = rest % n_ops
