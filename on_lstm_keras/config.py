@@ -297,6 +297,17 @@ PRESETS = {
 DEFAULT_PRESET = "small"
 
 
+def check_setting_names(settings):
+    """`settings` with old names replaced (`cell`: `recurrent`); raises a
+    `TypeError` for a key that is a field of neither config."""
+    settings = {ModelConfig._OLD_NAMES.get(k, k): v for k, v in settings.items()}
+    unknown = (set(settings) - set(ModelConfig.field_names())
+               - set(TrainingConfig.field_names()))
+    if unknown:
+        raise TypeError(f"Unknown settings: {sorted(unknown)}")
+    return settings
+
+
 def split_settings(settings, model=None, training=None):
     """Flat keyword settings (`hidden_size=...`, `epochs=...`) applied to
     a pair of configs.
@@ -313,12 +324,9 @@ def split_settings(settings, model=None, training=None):
         TypeError: A key is a field of neither.
         ValueError: A value is bad (the message names it).
     """
-    settings = {ModelConfig._OLD_NAMES.get(k, k): v for k, v in settings.items()}
+    settings = check_setting_names(settings)
     model_keys = set(ModelConfig.field_names())
     training_keys = set(TrainingConfig.field_names())
-    unknown = set(settings) - model_keys - training_keys
-    if unknown:
-        raise TypeError(f"Unknown settings: {sorted(unknown)}")
     model = dataclasses.replace(
         model or ModelConfig(),
         **{k: v for k, v in settings.items() if k in model_keys})

@@ -17,6 +17,7 @@ import numpy as np
 
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
+from on_lstm_keras.config import check_setting_names
 from on_lstm_keras.config import configs_of_run
 from on_lstm_keras.config import flat_settings
 from on_lstm_keras.config import split_settings
@@ -98,9 +99,7 @@ def _given(model_config, training_config, settings):
         if part is not None:
             given.update(part.to_dict())
     given.update(settings)
-    if "cell" in given:
-        given["recurrent"] = given.pop("cell")
-    return given
+    return check_setting_names(given)
 
 
 def _deprecated_keyword(old, new):
@@ -154,8 +153,7 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
     if cell is not None:
         _deprecated_keyword("cell", "model_config.recurrent")
         settings["recurrent"] = cell
-    # Checks every setting, by its name, before anything is written.
-    model_cfg, training_cfg = split_settings(settings, model_config, training_config)
+    # Every setting is checked, by its name, before anything is written.
     if resume:
         recorded = read_run_info(output_dir)
         if not recorded.get("model"):
@@ -175,6 +173,8 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
         if training_cfg != recorded_training:
             update_run_info(output_dir, training=training_cfg.to_dict())
     else:
+        model_cfg, training_cfg = split_settings(
+            settings, model_config, training_config)
         refuse_to_overwrite(output_dir)
         vocab = Vocabulary.build(corpus.train, training_cfg.min_count,
                                  training_cfg.max_vocab)
@@ -257,7 +257,6 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
         _deprecated_keyword("baseline", "with_lstm")
         with_lstm = with_lstm or baseline
     given = _given(model_config, training_config, settings)
-    model_cfg, training_cfg = split_settings(given)
     runs = [("onlstm", output_dir)]
     if with_lstm:
         runs.append(("lstm", os.path.join(output_dir, LSTM_DIR)))
@@ -287,11 +286,11 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
                 run = dict(resume=True, **ours)
             else:
                 print(f"Training {kind} into {directory}")
-                model, training = model_cfg, training_cfg
+                base = ()
                 if resume and has_run(output_dir):
-                    # The ON-LSTM run's configs, with the settings given.
-                    model, training = split_settings(
-                        given, *configs_of_run(read_run_info(output_dir)))
+                    # Not started yet: the ON-LSTM run's configs.
+                    base = configs_of_run(read_run_info(output_dir))
+                model, training = split_settings(given, *base)
                 run = dict(model_config=dataclasses.replace(model, recurrent=kind),
                            training_config=training)
             try:

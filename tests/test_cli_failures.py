@@ -615,3 +615,32 @@ def test_a_new_run_records_both_configs_and_the_script(trained):
     assert (model.hidden_size, model.num_layers, training.bptt) == (8, 1, 6)
     # A corpus file of the user's: its script is unknown unless --script.
     assert info["script"] is None and info["language"] == "zh"
+
+
+def test_a_resume_names_the_setting_it_may_not_change_first(trained, tmp_path, capsys):
+    # 3 divides no layer size of the run; what is wrong is changing it.
+    corpus, output = copy_run(trained, tmp_path)
+    assert cli.main(train_args(corpus, output, "--resume", "--chunk-size", "3")) == 2
+    err = capsys.readouterr().err
+    assert "`chunk_size` cannot change when a run is resumed" in err
+    assert "chunk_size=4), received: chunk_size=3" in err
+
+
+def test_a_resumed_run_starts_its_lstm_with_the_runs_configs(trained, tmp_path,
+                                                           monkeypatch, capsys):
+    _, output = copy_run(trained, tmp_path)
+    recorded = config.configs_of_run(
+        json.loads((output / "run.json").read_text(encoding="utf-8")))
+    calls = []
+
+    def fake_train(corpus, directory, **kwargs):
+        calls.append((directory, kwargs))
+        return {}
+
+    monkeypatch.setattr(workflow, "train", fake_train)
+    workflow.train_runs(None, str(output), with_lstm=True, resume=True, verbose=0)
+    assert "onlstm: done, 1 epochs trained" in capsys.readouterr().out
+    [(directory, kwargs)] = calls
+    assert directory == os.path.join(str(output), "lstm")
+    assert kwargs["model_config"] == dataclasses.replace(recorded[0], recurrent="lstm")
+    assert kwargs["training_config"] == recorded[1]

@@ -9,8 +9,8 @@ from on_lstm_keras.cli._args import POSITIVE
 from on_lstm_keras.cli._args import RATE
 from on_lstm_keras.cli._args import float_in
 from on_lstm_keras.cli._args import int_at_least
+from on_lstm_keras import config
 from on_lstm_keras.config import DEFAULT_PRESET
-from on_lstm_keras.config import PRESETS
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.config import flat_settings
@@ -46,7 +46,7 @@ def _default_text(field):
             else field.name)
     values = {preset: getattr(pair[0] if field.name in ModelConfig.field_names()
                               else pair[1], name)
-              for preset, pair in PRESETS.items()}
+              for preset, pair in config.PRESETS.items()}
     if len(set(map(repr, values.values()))) == 1:
         return f"(default: {_shown(field, values[DEFAULT_PRESET])}, every preset)"
     return "(default: the --preset's: " + ", ".join(
@@ -127,7 +127,7 @@ def add_train_arguments(parser, language=None):
                             "--baseline is its deprecated spelling "
                             "(default: off)"))
     parser.set_defaults(baseline=False)
-    parser.add_argument("--preset", choices=sorted(PRESETS),
+    parser.add_argument("--preset", choices=sorted(config.PRESETS),
                         default=DEFAULT_PRESET, help=(
                             "the settings every flag below defaults to "
                             f"(default: {DEFAULT_PRESET})"))
@@ -152,7 +152,7 @@ def settings_from_args(args):
     if args.resume:
         settings = {}
     else:
-        settings = flat_settings(*PRESETS[args.preset])
+        settings = flat_settings(*config.PRESETS[args.preset])
         del settings["recurrent"]  # --with-lstm adds the LSTM run
     for field in _config_fields():
         value = getattr(args, field.name, None)
@@ -164,7 +164,7 @@ def settings_from_args(args):
 def configs_from_args(args):
     """`(ModelConfig, TrainingConfig)` of a new run: the preset's,
     overridden by the flags given."""
-    return split_settings(settings_from_args(args), *PRESETS[args.preset])
+    return split_settings(settings_from_args(args), *config.PRESETS[args.preset])
 
 
 _FLAGS = {field.name: _flag(field) for field in _config_fields()}
