@@ -71,3 +71,47 @@ def require(module_name, extra, purpose):
             f"pip install '{DISTRIBUTION}[{extra}]'",
             name=module_name,
         ) from e
+
+
+class _NoBar:
+    """What `progress_bar` gives when no bar is shown."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n=1):
+        pass
+
+
+def progress_bar(total, desc, unit="sentence", enabled=True):
+    """A tqdm progress bar on stderr, or a stand-in that shows nothing.
+
+    The bar is optional: it is off when `enabled` is false, when tqdm (the
+    `[progress]` extra) is not installed, and when stderr is not a terminal
+    (tqdm's `disable=None`), so logs and pipes stay clean.
+
+    Args:
+        total: The number of items.
+        desc: The bar's label.
+        unit: The items' name.
+        enabled: `False` turns the bar off (e.g. for `--quiet`).
+
+    Returns:
+        A context manager with `update(n)`.
+
+    Example:
+
+    >>> with progress_bar(3, "parsing", enabled=False) as bar:
+    ...     bar.update(3)
+    """
+    if not enabled:
+        return _NoBar()
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, desc=desc, unit=f" {unit}s", disable=None,
+                mininterval=0.5)

@@ -146,10 +146,10 @@ def test_parse_layers_and_ascii(trained, capsys, tmp_path):
     d = keras.ops.convert_to_numpy(d)[0, :, 1:-1, 0]
     assert text == ascii_tree(distances_to_tree(words, d[1])) + "\n"
     assert cli.main(["parse", "--model", str(output), "--layer", "1",
-                     "--format", "brackets", "--split", "plain",
+                     "--format", "brackets", "--tree-rule", "plain",
                      "学生学习历史"]) == 0
     assert capsys.readouterr().out == to_brackets_of(
-        distances_to_tree(words, d[0], split="plain")) + "\n"
+        distances_to_tree(words, d[0], tree_rule="plain")) + "\n"
     # --file: one sentence a line, the same trees as on the command line.
     listed = tmp_path / "sentences.txt"
     listed.write_text("学生学习历史\n", encoding="utf-8")
@@ -236,7 +236,7 @@ def test_evaluate_baseline_json_matches_hand_computed_f1(fake_nltk_data, capsys)
     assert capsys.readouterr().out.splitlines() == [
         "sinica: 2 sentences scored (1 with fewer than 2 words skipped), "
         "baseline right",
-        "  trees: sentence F1 16.7  corpus F1 54.5",
+        "  trees: sentence F1 16.7  corpus F1 (micro-averaged spans) 54.5",
     ]
 
 
@@ -271,7 +271,7 @@ def test_evaluate_layer_flag_picks_the_layer(trained, fake_nltk_data, capsys,
 
     monkeypatch.setattr(
         model_parser, "sentence_distances",
-        lambda model, vocab, sentences, batch_size=64: [
+        lambda model, vocab, sentences, batch_size=64, progress=False: [
             FAKE_DISTANCES[tuple(w)] for w in sentences])
     _, output = trained
     for layer in ("1", "2"):
@@ -286,8 +286,8 @@ def test_evaluate_layer_flag_picks_the_layer(trained, fake_nltk_data, capsys,
                      "sinica", "--nltk-data", str(fake_nltk_data),
                      "--layer", "all"]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == [
-        "  layer 1: sentence F1 16.7  corpus F1 54.5",
-        "  layer 2: sentence F1 33.3  corpus F1 72.7",
+        "  layer 1: sentence F1 16.7  corpus F1 (micro-averaged spans) 54.5",
+        "  layer 2: sentence F1 33.3  corpus F1 (micro-averaged spans) 72.7",
     ]
 
 
@@ -313,3 +313,154 @@ def test_examples_run_end_to_end(trained, tmp_path, fake_nltk_data):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "| ON-LSTM layer 2 |" in done.stdout and "right-branching" in done.stdout
     assert json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_parse_json_distances_gives_every_layers_d_f(trained, capsys):
+    _, output = trained
+    import keras
+
+    assert cli.main(["parse", "--model", str(output), "--distances",
+                     "学生学习历史", "我们喜欢音乐"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    run = load_run(str(output))
+    for line, words in zip(lines, (["学生", "学习", "历史"],
+                                   ["我们", "喜欢", "音乐"])):
+        got = json.loads(line)
+        assert sorted(got) == ["distances", "tree", "words"]
+        assert got["words"] == words
+        # d_f of both layers, from the model reading the sentence alone.
+        ids = [[run.vocab.eos_id, *run.vocab.encode(words), run.vocab.eos_id]]
+        _, d = run.model(np.asarray(ids, "int32"), return_distances=True)
+        d = keras.ops.convert_to_numpy(d)[0, :, 1:-1, 0]
+        np.testing.assert_allclose(got["distances"], d, atol=1e-6)
+        # The tree is the default (middle, lower of two) layer's.
+        from on_lstm_keras.parsing import distances_to_tree
+
+        assert got["tree"] == distances_to_tree(words, d[0])
+    assert cli.main(["parse", "--model", str(output), "--distances",
+                     "--format", "ascii", "学生"]) == 2
+    assert "--distances needs --format json" in capsys.readouterr().err
+
+
+def test_split_flag_is_the_deprecated_tree_rule(trained, capsys):
+    _, output = trained
+    args = ["parse", "--model", str(output), "--layer", "1", "--format",
+            "brackets", "学生学习历史"]
+    assert cli.main(args + ["--tree-rule", "plain"]) == 0
+    plain = capsys.readouterr()
+    assert plain.err == ""
+    assert cli.main(args + ["--split", "plain"]) == 0
+    old = capsys.readouterr()
+    assert old.out == plain.out
+    assert old.err == ("on-lstm parse: warning: --split is deprecated; use "
+                       "--tree-rule\n")
+    assert cli.main(args + ["--split", "plain", "--tree-rule", "official"]) == 2
+    assert "give one" in capsys.readouterr().err
+
+
+def test_missing_extra_is_one_line_and_exit_2(trained, fake_nltk_data,
+                                              tmp_path, capsys, monkeypatch):
+    """A model trained on simplified text converts Sinica with opencc; without
+    it, `evaluate` says which extra to install, in one line."""
+    import shutil
+
+    _, output = trained
+    model = tmp_path / "simplified"
+    shutil.copytree(output, model)
+    info = json.loads((model / "run.json").read_text(encoding="utf-8"))
+    info["script"] = "simplified"
+    (model / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    monkeypatch.setitem(sys.modules, "opencc", None)  # `import opencc` fails
+    assert cli.main(["evaluate", "--model", str(model), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "on-lstm evaluate: error: load_sinica(to_simplified=True), which "
+        "converts traditional to simplified characters, needs opencc: "
+        "pip install 'on-lstm-keras[zh]'"]
+
+
+# Two PTB files: "the cat sat on the mat ." and "it is big and red .".
+FAKE_PTB = {
+    "wsj_0001.mrg": "( (S (NP (DT The) (NN cat)) (VP (VBD sat) (PP (IN on) "
+                    "(NP (DT the) (NN mat)))) (. .)) )",
+    "wsj_0002.mrg": "( (S (NP (PRP It)) (VP (VBZ is) (ADJP (JJ big) (CC and) "
+                    "(JJ red))) (. .)) )",
+}
+
+
+@pytest.fixture
+def fake_ptb(tmp_path):
+    folder = tmp_path / "corpora" / "treebank" / "combined"
+    folder.mkdir(parents=True)
+    for name, text in FAKE_PTB.items():
+        (folder / name).write_text(text + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def test_evaluate_fileids_scores_only_those_files(fake_ptb, capsys):
+    """Right-branching trees, scored by hand.
+
+    wsj_0001 (6 words): gold (0,2) (2,6) (3,6) (4,6), right-branching
+    (1,6) (2,6) (3,6) (4,6): sentence P = R = F1 = 3/4; with the root
+    (0,6): 4 of 5 predicted, of 5 gold.
+    wsj_0002 (5 words): gold (1,5) (2,5), predicted (1,5) (2,5) (3,5):
+    sentence P 2/3 R 1 F1 4/5; with the root: 3 of 4, of 3.
+    """
+    def run(*flags):
+        assert cli.main(["evaluate", "--baseline", "right", "--treebank",
+                         "ptb", "--nltk-data", str(fake_ptb), "--json",
+                         *flags]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    second = run("--fileids", "wsj_0002.mrg")
+    assert second["sentences"] == 1 and second["fileids"] == ["wsj_0002.mrg"]
+    assert second["sentence_f1"] == pytest.approx(80.0)
+    assert second["corpus_f1"] == pytest.approx(100 * 6 / 7)  # P 3/4, R 1
+    both = run()
+    assert both["sentences"] == 2 and "fileids" not in both
+    assert both["sentence_f1"] == pytest.approx(100 * (3 / 4 + 4 / 5) / 2)
+    assert both["corpus_f1"] == pytest.approx(100 * 14 / 17)  # P 7/9, R 7/8
+    for flags in (["--fileids", "wsj_0001.mrg,wsj_0002.mrg"],
+                  ["--fileids", "wsj_0001.mrg", "--fileids", "wsj_0002.mrg"]):
+        got = run(*flags)
+        assert got.pop("fileids") == ["wsj_0001.mrg", "wsj_0002.mrg"]
+        assert got == both
+    assert cli.main(["evaluate", "--baseline", "right", "--treebank", "ptb",
+                     "--nltk-data", str(fake_ptb), "--fileids",
+                     "wsj_0003.mrg"]) == 2
+    assert "fileids=['wsj_0003.mrg']" in capsys.readouterr().err
+    assert cli.main(["evaluate", "--baseline", "right", "--treebank", "sinica",
+                     "--nltk-data", str(fake_ptb), "--fileids",
+                     "wsj_0001.mrg"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "on-lstm evaluate: error: --fileids selects files of --treebank ptb; "
+        "the Sinica sample is one file, received --treebank sinica "
+        "--fileids wsj_0001.mrg"]
+
+
+def test_evaluate_baseline_does_not_start_keras(fake_nltk_data):
+    """As the `on-lstm` command runs it: no Keras, TensorFlow or JAX."""
+    script = (
+        "import sys; sys.argv[0] = 'on-lstm'\n"
+        "from on_lstm_keras.cli import main\n"
+        "code = main(['evaluate', '--baseline', 'right', '--treebank', "
+        f"'sinica', '--nltk-data', {str(fake_nltk_data)!r}, '--json'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('keras', 'tensorflow', 'jax', 'torch')))\n"
+        "sys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                          text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result, started = done.stdout.splitlines()
+    assert json.loads(result)["sentence_f1"] == pytest.approx(100 / 6)
+    assert started == "[]"
+
+
+def test_help_names_the_corpus_f1_for_what_it_is(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["evaluate", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "micro-averaged" in text and "not by the EVALB program" in text
+    assert "--tree-rule" in text and "--fileids" in text

@@ -54,3 +54,46 @@ def test_extras_match_setup_cfg():
         for module in modules:
             assert module in requirements, (extra, module)
     assert config["metadata"]["name"].replace("_", "-") == _extras.DISTRIBUTION
+
+
+class _Terminal:
+    """A stderr that says it is a terminal, and keeps what is written."""
+
+    def __init__(self, tty=True):
+        self.text, self.tty = "", tty
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return self.tty
+
+
+def test_progress_bar_shows_only_on_a_terminal_and_when_enabled(monkeypatch):
+    pytest.importorskip("tqdm")
+    from on_lstm_keras._extras import progress_bar
+
+    for tty, enabled, shown in ((True, True, True), (False, True, False),
+                                (True, False, False)):
+        stderr = _Terminal(tty)
+        monkeypatch.setattr(sys, "stderr", stderr)
+        with progress_bar(5, "parsing", enabled=enabled) as bar:
+            bar.update(2)
+            bar.update(3)
+        assert ("parsing" in stderr.text and "5/5" in stderr.text) == shown
+        if not shown:
+            assert stderr.text == ""
+
+
+def test_progress_bar_without_tqdm_is_silent(monkeypatch):
+    from on_lstm_keras._extras import progress_bar
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    stderr = _Terminal()
+    monkeypatch.setattr(sys, "stderr", stderr)
+    with progress_bar(3, "parsing") as bar:
+        bar.update(3)
+    assert stderr.text == ""

@@ -56,14 +56,36 @@ def test_sentence_distances_wraps_pads_batches_and_trims():
     for words, d in zip(SENTENCES, got):
         assert d.dtype == np.float64 and d.shape == (3, len(words))
         np.testing.assert_array_equal(d, expected_distances(words))
-    # Two batches, each as wide as its longest sentence plus two <eos>.
+    # Sorted by length into two buckets (lengths 1, 2, 3 and then 5), each
+    # as wide as its longest sentence plus two <eos>.
     first, second = model.calls
     np.testing.assert_array_equal(first, [
-        [2, 3, 4, 5, 2, 0, 0],
-        [2, 6, 1, 2, 0, 0, 0],
-        [2, 7, 3, 4, 5, 6, 2],
+        [2, 3, 2, 0, 0],
+        [2, 6, 1, 2, 0],
+        [2, 3, 4, 5, 2],
     ])
-    np.testing.assert_array_equal(second, [[2, 3, 2]])
+    np.testing.assert_array_equal(second, [[2, 7, 3, 4, 5, 6, 2]])
+
+
+def test_buckets_hold_sentences_of_about_the_same_length():
+    # Lengths 6 1 4 1 6 2 3 5 in input order; buckets of 3 in sorted order
+    # (ties in input order): lengths 1 1 2 | 3 4 5 | 6 6.
+    sentences = [list("abcdea"), ["b"], list("cdea"), ["e"], list("edcbae"),
+                 ["a", "zzz"], list("bcd"), list("abcde")]
+    model = StandInModel()
+    got = sentence_distances(model, VOCAB, sentences, batch_size=3)
+    assert [c.shape for c in model.calls] == [(3, 4), (3, 7), (2, 8)]
+    np.testing.assert_array_equal(model.calls[0], [
+        [2, 4, 2, 0], [2, 7, 2, 0], [2, 3, 1, 2]])
+    np.testing.assert_array_equal(model.calls[2][1], [2, 7, 6, 5, 4, 3, 7, 2])
+    # Back in input order.
+    for words, d in zip(sentences, got):
+        np.testing.assert_array_equal(d, expected_distances(words))
+    assert sentence_distances(StandInModel(), VOCAB, []) == []
+    with pytest.raises(ValueError, match=r"sentences\[1\]=\[\]"):
+        sentence_distances(StandInModel(), VOCAB, [["a"], []])
+    with pytest.raises(ValueError, match="batch_size=0"):
+        sentence_distances(StandInModel(), VOCAB, [["a"]], batch_size=0)
 
 
 def test_sentence_distances_default_batch_is_64_sentences():
@@ -82,15 +104,15 @@ def test_sentence_distances_default_batch_is_64_sentences():
     assert [c.shape[0] for c in model.calls] == [3, 1]
 
 
-@pytest.mark.parametrize("split", ["official", "plain"])
-def test_parse_sentences_uses_the_layers_d_f(split):
+@pytest.mark.parametrize("tree_rule", ["official", "plain"])
+def test_parse_sentences_uses_the_layers_d_f(tree_rule):
     model = StandInModel()
     # Distances grow to the right in every layer; a reversed sentence's
     # ids make the trees depend on the layer only through d_f's values.
     words = ["e", "d", "c", "b", "a"]
     for layer in (1, 2, 3):
         (tree, d), = parse_sentences(model, VOCAB, [words], layer=layer,
-                                     split=split)
+                                     tree_rule=tree_rule)
         np.testing.assert_array_equal(d, expected_distances(words)[layer - 1])
     # d = [17, 26, 35, 44, 53] + 100 * layer: the maximum is last, so
     # official: [[[[e d] c] b] a]; plain: the same left-branching tree.
@@ -111,8 +133,9 @@ def test_parse_sentences_official_and_plain_differ_and_follow_the_layer():
     model = Peaked(num_layers=2)
     words = ["a", "b", "c", "d"]
 
-    def tree(layer, split):
-        return parse_sentences(model, VOCAB, [words], layer=layer, split=split)[0][0]
+    def tree(layer, tree_rule):
+        return parse_sentences(model, VOCAB, [words], layer=layer,
+                               tree_rule=tree_rule)[0][0]
 
     # Layer 1, d = [0 1 0 0]: split at b; in (b c d) plain skips b's own
     # maximum and splits before c (the first of the tied rest).
@@ -136,11 +159,17 @@ def test_split_rule_reaches_distances_to_tree():
     words = ["a", "b", "c", "d"]
     # Split at b. Official: b joins (c d), split at d: [a [b [c d]]].
     # Plain: (b c d) splits before d, the largest after b: [a [[b c] d]].
-    official = parse_sentences(model, VOCAB, [words], split="official")[0][0]
-    plain = parse_sentences(model, VOCAB, [words], split="plain")[0][0]
+    official = parse_sentences(model, VOCAB, [words], tree_rule="official")[0][0]
+    plain = parse_sentences(model, VOCAB, [words], tree_rule="plain")[0][0]
     assert official == ["a", ["b", ["c", "d"]]]
     assert plain == ["a", [["b", "c"], "d"]]
-    with pytest.raises(ValueError, match="`split`"):
+    with pytest.raises(ValueError, match="`tree_rule`.*tree_rule='binary'"):
+        parse_sentences(model, VOCAB, [words], tree_rule="binary")
+    # The old keyword still works, with a DeprecationWarning.
+    with pytest.warns(DeprecationWarning, match="`split` is deprecated"):
+        assert parse_sentences(model, VOCAB, [words], split="plain")[0][0] == plain
+    with pytest.warns(DeprecationWarning), \
+            pytest.raises(ValueError, match="`split`.*split='binary'"):
         parse_sentences(model, VOCAB, [words], split="binary")
 
 

@@ -105,20 +105,38 @@ def expected(model, vocab, layer, split):
     return out
 
 
-@pytest.mark.parametrize("split", ["official", "plain"])
+@pytest.mark.parametrize("tree_rule", ["official", "plain"])
 def test_parse_sentences_gives_the_greedy_trees_of_the_chosen_layer(
-        model_and_vocab, split):
+        model_and_vocab, tree_rule):
     model, vocab = model_and_vocab
     for layer in (1, 2, 3):
         got = parse_sentences(model, vocab, SENTENCES, layer=layer,
-                              split=split)
-        want = expected(model, vocab, layer, split)
+                              tree_rule=tree_rule)
+        want = expected(model, vocab, layer, tree_rule)
         for (tree, d), (want_tree, want_d) in zip(got, want):
             np.testing.assert_allclose(d, want_d, atol=1e-5)
             assert tree == want_tree
     # The default is the middle layer.
-    assert parse_sentences(model, vocab, SENTENCES, split=split)[0][0] == \
-        expected(model, vocab, 2, split)[0][0]
+    assert parse_sentences(model, vocab, SENTENCES, tree_rule=tree_rule)[0][0] == \
+        expected(model, vocab, 2, tree_rule)[0][0]
+
+
+def test_bucketed_distances_equal_one_sentence_at_a_time(model_and_vocab):
+    """Sorting into buckets, padding and masking change nothing: each
+    sentence's distances equal those of the model reading it alone."""
+    from on_lstm_keras.parsing.model_parser import sentence_distances
+
+    model, vocab = model_and_vocab
+    sentences = [SENTENCES[3], ["w2"], SENTENCES[0], ["w3", "w4"],
+                 SENTENCES[2], SENTENCES[1], ["w5", "zzz", "w6"]]
+    bucketed = sentence_distances(model, vocab, sentences, batch_size=3)
+    for words, got in zip(sentences, bucketed):
+        alone, = sentence_distances(model, vocab, [words], batch_size=1)
+        assert got.shape == (3, len(words))
+        np.testing.assert_allclose(got, alone, rtol=1e-5, atol=1e-6)
+        ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
+        np.testing.assert_allclose(
+            got, reference_distances(model, ids)[:, 1:-1], atol=1e-5)
 
 
 def test_the_layers_and_the_splits_give_different_trees(model_and_vocab):
@@ -155,7 +173,7 @@ WANT = {1: (100 / 6, 100 * 6 / 11), 2: (100 / 3, 100 * 8 / 11)}
 
 @pytest.fixture
 def fake_distances(monkeypatch):
-    def distances(model, vocab, sentences, batch_size=64):
+    def distances(model, vocab, sentences, batch_size=64, progress=False):
         return [FAKE_DISTANCES[tuple(words)] for words in sentences]
 
     monkeypatch.setattr(model_parser, "sentence_distances", distances)

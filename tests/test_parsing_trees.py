@@ -21,7 +21,7 @@ ABCD = ["a", "b", "c", "d"]
 ABCDE = ["a", "b", "c", "d", "e"]
 
 
-# --- distances_to_tree, split="official" ---------------------------------
+# --- distances_to_tree, tree_rule="official" ---------------------------------
 
 
 def test_official_max_inside():
@@ -51,26 +51,26 @@ def test_official_tie_first_maximum_wins():
     assert distances_to_tree(ABCD, [0.3] * 4) == ["a", ["b", ["c", "d"]]]
 
 
-def test_official_default_split_is_official():
+def test_default_tree_rule_is_official():
     d = [0.2, 0.4, 0.9, 0.1, 0.3]
-    assert distances_to_tree(ABCDE, d) == distances_to_tree(ABCDE, d, split="official")
+    assert distances_to_tree(ABCDE, d) == distances_to_tree(ABCDE, d, tree_rule="official")
     # max at c: [tree(a b), [c, tree(d e)]]; [a b]: max b -> [a, b]; [d e]: max e.
     assert distances_to_tree(ABCDE, d) == [["a", "b"], ["c", ["d", "e"]]]
 
 
-# --- distances_to_tree, split="plain" ------------------------------------
+# --- distances_to_tree, tree_rule="plain" ---------------------------------
 
 
 def test_plain_split_word_starts_right_part():
     # max at b: [a] | [b c d]; in [b c d] the max is at b (first) -> argmax over
     # [c d] = d: [[b c], d].
-    tree = distances_to_tree(ABCD, [0.1, 0.9, 0.3, 0.5], split="plain")
+    tree = distances_to_tree(ABCD, [0.1, 0.9, 0.3, 0.5], tree_rule="plain")
     assert tree == ["a", [["b", "c"], "d"]]
 
 
 def test_plain_max_at_first_position_uses_the_rest():
     # max at a (position 0) -> argmax over [b c] = c: [[a b], c].
-    assert distances_to_tree(["a", "b", "c"], [0.9, 0.1, 0.5], split="plain") == [
+    assert distances_to_tree(["a", "b", "c"], [0.9, 0.1, 0.5], tree_rule="plain") == [
         ["a", "b"],
         "c",
     ]
@@ -79,7 +79,7 @@ def test_plain_max_at_first_position_uses_the_rest():
 def test_plain_tie_first_maximum_wins():
     # b and d tie: b wins -> [a | b c d e]; then in [b c d e] max at b (first
     # position) -> argmax over c d e = d (0.9): [[b c], [d e]].
-    tree = distances_to_tree(ABCDE, [0.3, 0.9, 0.2, 0.9, 0.1], split="plain")
+    tree = distances_to_tree(ABCDE, [0.3, 0.9, 0.2, 0.9, 0.1], tree_rule="plain")
     assert tree == ["a", [["b", "c"], ["d", "e"]]]
 
 
@@ -99,11 +99,11 @@ def test_plain_is_always_binary():
         assert leaves(tree) == [str(i) for i in range(n)]
 
 
-@pytest.mark.parametrize("split", ["official", "plain"])
-def test_one_and_two_words(split):
-    assert distances_to_tree(["w"], [0.5], split=split) == "w"
-    assert distances_to_tree(["a", "b"], [0.1, 0.9], split=split) == ["a", "b"]
-    assert distances_to_tree(["a", "b"], [0.9, 0.1], split=split) == ["a", "b"]
+@pytest.mark.parametrize("tree_rule", ["official", "plain"])
+def test_one_and_two_words(tree_rule):
+    assert distances_to_tree(["w"], [0.5], tree_rule=tree_rule) == "w"
+    assert distances_to_tree(["a", "b"], [0.1, 0.9], tree_rule=tree_rule) == ["a", "b"]
+    assert distances_to_tree(["a", "b"], [0.9, 0.1], tree_rule=tree_rule) == ["a", "b"]
 
 
 def test_numpy_distances_and_tuple_words():
@@ -127,9 +127,39 @@ def test_empty_words():
         distances_to_tree([], [])
 
 
-def test_unknown_split():
-    with pytest.raises(ValueError, match="`split`.*'binary'"):
-        distances_to_tree(ABCD, [0.1] * 4, split="binary")
+def test_unknown_tree_rule():
+    with pytest.raises(ValueError, match="`tree_rule`.*'binary'"):
+        distances_to_tree(ABCD, [0.1] * 4, tree_rule="binary")
+
+
+def test_split_is_the_deprecated_name_of_tree_rule():
+    d = [0.1, 0.9, 0.3, 0.5]
+    # The old keyword gives the same trees as tree_rule, with a warning
+    # that points at the caller.
+    with pytest.warns(DeprecationWarning, match="`split` is deprecated; use "
+                      "`tree_rule`") as caught:
+        plain = distances_to_tree(ABCD, d, split="plain")
+    assert caught[0].filename == __file__
+    assert plain == ["a", [["b", "c"], "d"]]
+    with pytest.warns(DeprecationWarning):
+        assert distances_to_tree(ABCD, d, split="official") == [
+            "a", ["b", ["c", "d"]]]
+    # Agreeing values are fine; disagreeing ones are an error.
+    with pytest.warns(DeprecationWarning):
+        assert distances_to_tree(ABCD, d, "plain", split="plain") == plain
+    with pytest.warns(DeprecationWarning), pytest.raises(
+            ValueError, match="tree_rule='plain', split='official'"):
+        distances_to_tree(ABCD, d, "plain", split="official")
+    with pytest.warns(DeprecationWarning), pytest.raises(
+            ValueError, match="`split`.*split='binary'"):
+        distances_to_tree(ABCD, d, split="binary")
+    # The old constant's name as well.
+    import on_lstm_keras.parsing as parsing
+    from on_lstm_keras.parsing import trees
+
+    for module in (parsing, trees):
+        with pytest.warns(DeprecationWarning, match="SPLITS is deprecated"):
+            assert module.SPLITS == ("official", "plain") == module.TREE_RULES
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])

@@ -90,9 +90,9 @@ def depth_first_spans(tree):
 
 @FAST
 @given(words_and_distances(), st.sampled_from(["official", "plain"]))
-def test_tree_from_distances_keeps_the_words_in_order_and_is_binary(case, split):
+def test_tree_from_distances_keeps_the_words_in_order_and_is_binary(case, tree_rule):
     words, d = case
-    tree = distances_to_tree(words, d, split=split)
+    tree = distances_to_tree(words, d, tree_rule=tree_rule)
     assert leaves(tree) == words
     assert is_binary(tree)
     # A binary tree over n words has n - 1 constituents.

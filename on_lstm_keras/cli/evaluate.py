@@ -7,36 +7,74 @@ import sys
 from on_lstm_keras.cli._args import POSITIVE
 from on_lstm_keras.cli._args import json_safe
 from on_lstm_keras.cli._args import layer_or_all
+from on_lstm_keras.cli.parse import add_tree_rule_arguments
+from on_lstm_keras.cli.parse import tree_rule_of
+
+EPILOG = (
+    "Two F1 figures are printed. 'sentence F1' is the mean over sentences of "
+    "each sentence's span F1 without the whole-sentence span (the official "
+    "ON-LSTM script's 'Mean F1'). 'corpus F1 (micro-averaged spans)' sums "
+    "the matching spans of all sentences, the whole-sentence span "
+    "included: what EVALB counts on these unlabelled trees, and the figure "
+    "the ON-LSTM paper's tables report, but computed here, not by the EVALB "
+    "program. JSON keys: sentence_f1, corpus_f1.")
+
+
+def fileid_list(values):
+    """The file ids of repeated and comma-separated `--fileids`."""
+    if values is None:
+        return None
+    ids = [f.strip() for value in values for f in value.split(",")]
+    ids = [f for f in ids if f]
+    if not ids:
+        raise ValueError(f"--fileids must name at least one file, received "
+                         f"{values!r}")
+    return ids
 
 
 def add_evaluate_arguments(parser):
+    parser.epilog = EPILOG
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="model directory")
     source.add_argument("--baseline",
-                        choices=("left", "right", "balanced", "random"))
+                        choices=("left", "right", "balanced", "random"),
+                        help="score a trivial tree instead of a model's")
     parser.add_argument("--treebank", choices=("ptb", "sinica"), required=True)
     parser.add_argument("--max-length", type=POSITIVE, default=None,
                         help="only sentences of at most N words (10: WSJ10)")
     parser.add_argument("--nltk-data", default=None,
                         help="folder with corpora/treebank or "
                              "corpora/sinica_treebank (default: nltk's path)")
+    parser.add_argument("--fileids", action="append", default=None,
+                        metavar="IDS",
+                        help="PTB only: score these .mrg files (comma list, "
+                             "or repeat the flag), e.g. wsj_2300.mrg,"
+                             "wsj_2301.mrg (default: all)")
     parser.add_argument("--layer", type=layer_or_all, default=None,
                         help="layer number from 1, or 'all' (default: middle)")
-    parser.add_argument("--split", choices=("official", "plain"),
-                        default="official")
+    add_tree_rule_arguments(parser)
     parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the random baseline")
+                        help="seed of the random baseline (default: 0)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar (it shows only on a terminal)")
 
 
 def run_evaluate(args):
+    tree_rule = tree_rule_of(args, "evaluate")
+    fileids = fileid_list(args.fileids)
+    if fileids is not None and args.treebank != "ptb":
+        raise ValueError("--fileids selects files of --treebank ptb; the "
+                         f"Sinica sample is one file, received --treebank "
+                         f"{args.treebank} --fileids {','.join(fileids)}")
     from on_lstm_keras.parsing import runs
 
     result = runs.evaluate_treebank(
         args.treebank, model=args.model, baseline=args.baseline,
         layer=args.layer, max_length=args.max_length,
-        nltk_data=args.nltk_data, seed=args.seed, split=args.split,
+        nltk_data=args.nltk_data, seed=args.seed, tree_rule=tree_rule,
+        fileids=fileids, progress=not args.quiet,
     )
     if args.model:
         result["model"] = args.model
@@ -58,5 +96,5 @@ def run_evaluate(args):
     for row in rows:
         label = f"layer {row['layer']}" if "layer" in row else "trees"
         print(f"  {label}: sentence F1 {f1(row['sentence_f1'])}  "
-              f"corpus F1 {f1(row['corpus_f1'])}")
+              f"corpus F1 (micro-averaged spans) {f1(row['corpus_f1'])}")
     return result

@@ -1,13 +1,29 @@
 """`on-lstm parse`: trees of sentences with a trained model."""
 
+import json
 import sys
 
 from on_lstm_keras.cli._args import POSITIVE
 
+TREE_RULE_HELP = (
+    "how a tree is built from the distances: 'official' (the ON-LSTM "
+    "code's rule: the word at the largest distance joins the words to its "
+    "right first) or 'plain' (split just before that word)")
 
-def format_parse(parse, fmt):
+
+def format_parse(parse, fmt, distances=False):
+    """One output line for one `Parse`.
+
+    With `distances` (JSON only): an object with the words, the tree and
+    each layer's `d_f` (`{"words": ..., "tree": ..., "distances": [[layer
+    1's d_f per word], ...]}`).
+    """
     from on_lstm_keras import parsing
 
+    if distances:
+        return json.dumps({"words": parse.words, "tree": parse.tree,
+                           "distances": parse.layer_distances},
+                          ensure_ascii=False)
     if parse.tree is None:
         return "" if fmt != "json" else "null"
     if fmt == "json":
@@ -17,18 +33,45 @@ def format_parse(parse, fmt):
     return parsing.ascii_tree(parse.tree)
 
 
+def add_tree_rule_arguments(parser):
+    """`--tree-rule`, and `--split`, its deprecated old name."""
+    parser.add_argument("--tree-rule", choices=("official", "plain"),
+                        default=None,
+                        help=TREE_RULE_HELP + " (default: official)")
+    parser.add_argument("--split", choices=("official", "plain"),
+                        default=None, help="deprecated name of --tree-rule")
+
+
+def tree_rule_of(args, command):
+    """The tree rule of `--tree-rule`, or of the deprecated `--split` (with a
+    line on stderr)."""
+    if args.split is None:
+        return args.tree_rule or "official"
+    print(f"on-lstm {command}: warning: --split is deprecated; use "
+          "--tree-rule", file=sys.stderr)
+    if args.tree_rule not in (None, args.split):
+        raise ValueError(
+            "--split is the deprecated name of --tree-rule: give one, "
+            f"received --tree-rule {args.tree_rule} --split {args.split}")
+    return args.split
+
+
 def add_parse_arguments(parser):
     parser.add_argument("--model", required=True, help="model directory")
     parser.add_argument("--layer", type=POSITIVE, default=None,
                         help="layer number from 1 (default: the middle one)")
     parser.add_argument("--format", choices=("json", "brackets", "ascii"),
-                        default="json")
+                        default="json", help="output (default: %(default)s)")
+    parser.add_argument("--distances", action="store_true",
+                        help="with --format json: one object a sentence with "
+                             "its words, tree and each layer's distances d_f")
     parser.add_argument("--presegmented", action="store_true",
                         help="words are separated by spaces; no jieba")
-    parser.add_argument("--split", choices=("official", "plain"),
-                        default="official")
+    add_tree_rule_arguments(parser)
     parser.add_argument("--file", default=None,
                         help="read sentences from a UTF-8 file, one a line")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar (it shows only on a terminal)")
     parser.add_argument("sentences", nargs="*",
                         help="sentences (default: one a line on stdin)")
 
@@ -49,12 +92,17 @@ def read_input_sentences(args):
 
 
 def run_parse(args):
+    if args.distances and args.format != "json":
+        raise ValueError("--distances needs --format json, received "
+                         f"--format {args.format}")
+    tree_rule = tree_rule_of(args, "parse")
     from on_lstm_keras.parsing import runs
     from on_lstm_keras.models.saving import load_run
 
     run = load_run(args.model)
     sentences = read_input_sentences(args)
     for parse in runs.parse(run, sentences, layer=args.layer,
-                                presegmented=args.presegmented,
-                                split=args.split):
-        print(format_parse(parse, args.format), flush=True)
+                            presegmented=args.presegmented,
+                            tree_rule=tree_rule,
+                            progress=not args.quiet):
+        print(format_parse(parse, args.format, args.distances), flush=True)

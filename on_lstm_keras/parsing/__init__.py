@@ -8,6 +8,8 @@ gold trees from the Penn and Sinica treebanks.
 Trees are nested lists of words; a single word is the word itself.
 """
 
+import warnings
+
 from on_lstm_keras.parsing.baselines import BASELINES
 from on_lstm_keras.parsing.baselines import balanced
 from on_lstm_keras.parsing.baselines import baseline_tree
@@ -25,7 +27,7 @@ from on_lstm_keras.parsing.treebanks import GoldSentence
 from on_lstm_keras.parsing.treebanks import load_ptb
 from on_lstm_keras.parsing.treebanks import load_sinica
 from on_lstm_keras.parsing.treebanks import ptb_word_preprocess
-from on_lstm_keras.parsing.trees import SPLITS
+from on_lstm_keras.parsing.trees import TREE_RULES
 from on_lstm_keras.parsing.trees import ascii_tree
 from on_lstm_keras.parsing.trees import collapse_unary
 from on_lstm_keras.parsing.trees import distances_to_tree
@@ -40,7 +42,7 @@ __all__ = [
     "BASELINES",
     "PRF",
     "PTB_WORD_TAGS",
-    "SPLITS",
+    "TREE_RULES",
     "CorpusNotFoundError",
     "GoldSentence",
     "ascii_tree",
@@ -65,3 +67,12 @@ __all__ = [
     "to_json",
     "to_nltk",
 ]
+
+
+def __getattr__(name):
+    # `SPLITS` of older versions: the tree-building rules.
+    if name == "SPLITS":
+        warnings.warn("on_lstm_keras.parsing.SPLITS is deprecated; use "
+                      "TREE_RULES", DeprecationWarning, stacklevel=2)
+        return TREE_RULES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

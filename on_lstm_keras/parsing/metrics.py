@@ -9,8 +9,12 @@ Two conventions are reported, as in the unsupervised-parsing literature:
 - sentence-level F1 (`sentence_prf`): the official ON-LSTM / PRPN script.
   The span of the whole sentence is left out, and F1 is computed per
   sentence, then averaged.
-- corpus-level F1 (`corpus_prf`): EVALB-style micro-average, the whole
+- corpus-level F1 (`corpus_prf`): the micro-averaged span F1, the whole
   sentence's span included: total matches over total predicted / gold.
+  On unlabelled trees without unary chains this counts what EVALB counts
+  (EVALB also counts the sentence's bracket), and the ON-LSTM paper's
+  tables report EVALB's figure; but it is computed here in Python, not by
+  the EVALB program (no length cutoff, no error limit, spans as a set).
 """
 
 import math
@@ -162,10 +166,10 @@ def _corpus_from_counts(n_overlap, n_pred, n_gold):
 
 
 def corpus_prf(pairs):
-    """Corpus-level (micro-averaged, EVALB-style) unlabelled P, R and F1.
+    """Corpus-level unlabelled P, R and F1: micro-averaged over spans.
 
     Spans are `spans(tree, include_root=True)` (the whole sentence counts,
-    as in EVALB; single words never do). Precision is the total number of
+    as EVALB counts it; single words never do). Precision is the total number of
     matching spans over the total predicted, recall over the total gold.
     With no gold span at all, recall is 1, and precision is 1 if there is
     no predicted span either (else 0, as for an empty prediction).
@@ -203,7 +207,8 @@ def evaluate(pairs):
         `"sentences"` (number of pairs scored), `"skipped"`,
         `"sentence_precision"`, `"sentence_recall"`, `"sentence_f1"`
         (means of the `sentence_prf` values) and `"corpus_precision"`,
-        `"corpus_recall"`, `"corpus_f1"` (`corpus_prf`), all scores in
+        `"corpus_recall"`, `"corpus_f1"` (`corpus_prf`, micro-averaged
+        over spans; the key keeps its old name), all scores in
         PERCENT. The scores are NaN when no pair is scored.
 
     Raises:

@@ -10,6 +10,7 @@ trees; `to_nltk` and `from_nltk` convert.
 
 import json
 import re
+import warnings
 
 import nltk
 import numpy as np
@@ -19,7 +20,48 @@ from on_lstm_keras._validation import is_node
 from on_lstm_keras._validation import tree_arg
 from on_lstm_keras._validation import words_list
 
-SPLITS = ("official", "plain")
+TREE_RULES = ("official", "plain")
+
+
+def __getattr__(name):
+    # `SPLITS` of older versions: the tree-building rules.
+    if name == "SPLITS":
+        warnings.warn("on_lstm_keras.parsing.SPLITS is deprecated; use "
+                      "TREE_RULES", DeprecationWarning, stacklevel=2)
+        return TREE_RULES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def tree_rule_arg(tree_rule, split=None, stacklevel=3):
+    """Returns the checked tree rule, taking the deprecated `split` keyword.
+
+    Args:
+        tree_rule: `"official"` or `"plain"`.
+        split: The old name of `tree_rule`; if given, a `DeprecationWarning`
+            is issued and its value is used (it must then agree with a
+            `tree_rule` other than the default).
+        stacklevel: Of the warning: 3 points at the caller of the function
+            that calls this one.
+
+    Returns:
+        The tree rule.
+
+    Raises:
+        ValueError: for an unknown rule, or `split` and `tree_rule` both
+            given with different values.
+    """
+    if split is not None:
+        warnings.warn("Argument `split` is deprecated; use `tree_rule` (the "
+                      "same values, 'official' or 'plain')",
+                      DeprecationWarning, stacklevel=stacklevel)
+        if tree_rule not in ("official", split):
+            raise ValueError(
+                "Give the tree rule once, as `tree_rule` (`split` is its "
+                f"deprecated name), received: tree_rule={tree_rule!r}, "
+                f"split={split!r}")
+        choice("split", split, TREE_RULES)
+        tree_rule = split
+    return choice("tree_rule", tree_rule, TREE_RULES)
 
 
 def _distances_arg(distances, n_words):
@@ -48,20 +90,20 @@ def _distances_arg(distances, n_words):
     return d
 
 
-def distances_to_tree(words, distances, split="official"):
+def distances_to_tree(words, distances, tree_rule="official", *, split=None):
     """Builds a binary tree by greedy top-down splits at the largest distance.
 
     At each step the word `w_i` with the largest distance in the current
     span is found (the first one on ties, as `numpy.argmax`), and the span
     is split there.
 
-    - `split="official"` reproduces the official ON-LSTM code
+    - `tree_rule="official"` reproduces the official ON-LSTM code
       (`build_tree` in `test_phrase_grammar.py`): the tree is
       `[tree(left), [w_i, tree(right)]]`, where an empty left part is left
       out (giving `[w_i, tree(right)]`) and an empty right part leaves `w_i`
       alone (giving `[tree(left), w_i]`). `w_i` always joins the words to
       its right first.
-    - `split="plain"`: the tree is `[tree(x_<i), tree(x_>=i)]`, i.e. `d_i`
+    - `tree_rule="plain"`: the tree is `[tree(x_<i), tree(x_>=i)]`, i.e. `d_i`
       is read as the boundary just before word `i`, and word `i` starts the
       right part. Since the boundary before the first word of a span would
       leave the left part empty, the first word's distance is never used
@@ -72,26 +114,27 @@ def distances_to_tree(words, distances, split="official"):
         words: Sequence of `n >= 1` words (strings).
         distances: Sequence or 1-D array of `n` finite numbers, e.g. the
             ON-LSTM master-forget distances `d_f` of the words.
-        split: `"official"` (default) or `"plain"`, see above.
+        tree_rule: `"official"` (default) or `"plain"`, see above.
+        split: Deprecated name of `tree_rule`.
 
     Returns:
         A nested-list binary tree of the words; a single word for `n == 1`.
 
     Raises:
         ValueError: if `words` is empty or not strings, the lengths differ,
-            a distance is not finite, or `split` is unknown.
+            a distance is not finite, or `tree_rule` is unknown.
 
     Example:
 
     >>> distances_to_tree(["a", "b", "c", "d"], [0.1, 0.9, 0.3, 0.5])
     ['a', ['b', ['c', 'd']]]
     >>> distances_to_tree(["a", "b", "c", "d"], [0.1, 0.9, 0.3, 0.5],
-    ...                   split="plain")
+    ...                   tree_rule="plain")
     ['a', [['b', 'c'], 'd']]
     """
+    tree_rule = tree_rule_arg(tree_rule, split)
     words = words_list("words", words)
     d = _distances_arg(distances, len(words))
-    choice("split", split, SPLITS)
 
     def official(lo, hi):
         if hi - lo == 1:
@@ -110,7 +153,7 @@ def distances_to_tree(words, distances, split="official"):
             i = lo + 1 + int(np.argmax(d[lo + 1 : hi]))
         return [plain(lo, i), plain(i, hi)]
 
-    build = official if split == "official" else plain
+    build = official if tree_rule == "official" else plain
     return build(0, len(words))
 
 
