@@ -76,6 +76,7 @@ def make_layers(rng, options, masks):
     layer_options = dict(
         cell_options,
         go_backwards=options.get("go_backwards", False),
+        unroll=options.get("unroll", False),
         zero_output_for_mask=options.get("zero_output_for_mask", False),
         return_sequences=options.get("return_sequences", True),
         return_state=True,
@@ -190,6 +191,10 @@ CASES = {
         recurrent_dropout=0.4, recurrent_dropconnect=0.4, mask=HOLES,
         master_input="reverse_cumsum", training=True,
     ),
+    # The unrolled loops (forward and the reverse gradient loop); names
+    # sort last, so the cases above keep their seeds.
+    "unroll": dict(unroll=True),
+    "unroll_go_backwards_mask": dict(unroll=True, go_backwards=True, mask=HOLES),
 }
 
 

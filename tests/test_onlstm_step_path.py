@@ -158,3 +158,34 @@ def test_jit_compiled_training_step_at_two_lengths(rng):
                                 [kernel, recurrent_kernel, bias, dense_w, dense_b]):
             np.testing.assert_allclose(a, b, atol=1e-5)
             assert not np.allclose(a, before)
+
+
+def test_the_fused_recurrence_runs_by_default_where_it_can(rng, monkeypatch):
+    """On TensorFlow and JAX, with the default activations, a call runs the
+    fused recurrence (once); with `use_fused_recurrence = False`, other
+    activations or another backend it steps through the cell."""
+    from on_lstm_keras.layers import onlstm
+
+    calls = []
+    fused_inner_loop = onlstm.fused_inner_loop
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return fused_inner_loop(*args, **kwargs)
+
+    monkeypatch.setattr(onlstm, "fused_inner_loop", counting)
+    x = rng.normal(size=(2, 4, FEATURES)).astype("float32")
+    layer = ONLSTM(UNITS, CHUNK)
+    assert layer.use_fused_recurrence is True
+    layer.build(x.shape)
+    want = ref.run(x, *layer.get_weights(), CHUNK)[0][:, -1]
+    np.testing.assert_allclose(np_(layer(x)), want, atol=1e-5)
+    fused_backend = keras.backend.backend() in ("tensorflow", "jax")
+    assert len(calls) == (1 if fused_backend else 0)
+
+    calls.clear()
+    layer.use_fused_recurrence = False
+    np.testing.assert_allclose(np_(layer(x)), want, atol=1e-5)
+    relu = ONLSTM(UNITS, CHUNK, activation="relu")
+    relu(x)
+    assert calls == []
