@@ -516,3 +516,44 @@ def test_unroll_equals_loop(rng):
     x = rng.normal(size=(2, 5, FEATURES)).astype("float32")
     for a, b in zip(looped(x), unrolled(x)):
         np.testing.assert_allclose(np_(a), np_(b), atol=1e-6)
+
+
+def test_effective_recurrent_kernel_is_masked_in_training_only(rng):
+    cell = ONLSTMCell(UNITS, CHUNK, recurrent_dropconnect=0.5, seed=3)
+    cell.build((None, FEATURES))
+    stored = np_(cell.recurrent_kernel)
+    # Inference is the default: the stored weights, unmasked.
+    np.testing.assert_array_equal(np_(cell.effective_recurrent_kernel()), stored)
+    np.testing.assert_array_equal(
+        np_(cell.effective_recurrent_kernel(training=False)), stored
+    )
+    masked = np_(cell.effective_recurrent_kernel(training=True))
+    nonzero = stored != 0
+    scale = np.round(masked[nonzero] / stored[nonzero], 5)
+    assert set(np.unique(scale)) == {0.0, 2.0}  # dropped, or kept / (1 - rate)
+
+
+@pytest.mark.parametrize("return_sequences", [False, True])
+@pytest.mark.parametrize("return_state", [False, True])
+@pytest.mark.parametrize("return_distances", [False, True])
+def test_symbolic_outputs_have_the_shapes_of_the_eager_outputs(
+    rng, return_sequences, return_state, return_distances
+):
+    options = dict(return_sequences=return_sequences,
+                   return_state=return_state,
+                   return_distances=return_distances)
+    symbolic = ONLSTM(UNITS, CHUNK, **options)(
+        keras.Input((7, FEATURES), batch_size=3)
+    )
+    eager = ONLSTM(UNITS, CHUNK, **options)(
+        rng.normal(size=(3, 7, FEATURES)).astype("float32")
+    )
+    symbolic = symbolic if isinstance(symbolic, (list, tuple)) else [symbolic]
+    eager = eager if isinstance(eager, (list, tuple)) else [eager]
+    count = 1 + return_distances + 2 * return_state
+    assert len(symbolic) == len(eager) == count
+    for s, e in zip(symbolic, eager):
+        assert tuple(s.shape) == tuple(e.shape)
+    assert tuple(eager[0].shape) == (
+        (3, 7, UNITS) if return_sequences else (3, UNITS)
+    )
