@@ -444,7 +444,10 @@ def test_evaluate_baseline_does_not_start_keras(fake_nltk_data):
     """As the `on-lstm` command runs it: no Keras, TensorFlow or JAX."""
     script = (
         "import sys; sys.argv[0] = 'on-lstm'\n"
-        "from on_lstm_keras.cli import main\n"
+        "from on_lstm_keras.cli import build_parser, main\n"
+        "build_parser()\n"
+        "import on_lstm_keras.parsing\n"
+        "print('nltk' in sys.modules)\n"  # only once a treebank is read
         "code = main(['evaluate', '--baseline', 'right', '--treebank', "
         f"'sinica', '--nltk-data', {str(fake_nltk_data)!r}, '--json'])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
@@ -453,7 +456,8 @@ def test_evaluate_baseline_does_not_start_keras(fake_nltk_data):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True,
                           text=True, cwd=REPO, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    result, started = done.stdout.splitlines()
+    nltk_at_start, result, started = done.stdout.splitlines()
+    assert nltk_at_start == "False"
     assert json.loads(result)["sentence_f1"] == pytest.approx(100 / 6)
     assert started == "[]"
 

@@ -9,6 +9,7 @@ from on_lstm_keras.cli._args import json_safe
 from on_lstm_keras.cli._args import layer_or_all
 from on_lstm_keras.cli.parse import add_tree_rule_arguments
 from on_lstm_keras.cli.parse import tree_rule_of
+from on_lstm_keras.parsing.baselines import BASELINES
 
 EPILOG = (
     "Two F1 figures are printed. 'sentence F1' is the mean over sentences of "
@@ -37,7 +38,7 @@ def add_evaluate_arguments(parser):
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--model", help="model directory")
     source.add_argument("--baseline",
-                        choices=("left", "right", "balanced", "random"),
+                        choices=BASELINES,
                         help="score a trivial tree instead of a model's")
     parser.add_argument("--treebank", choices=("ptb", "sinica"), required=True)
     parser.add_argument("--max-length", type=POSITIVE, default=None,

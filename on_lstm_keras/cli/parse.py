@@ -4,6 +4,7 @@ import json
 import sys
 
 from on_lstm_keras.cli._args import POSITIVE
+from on_lstm_keras.parsing.trees import TREE_RULES
 
 TREE_RULE_HELP = (
     "how a tree is built from the distances: 'official' (the ON-LSTM "
@@ -35,10 +36,10 @@ def format_parse(parse, fmt, distances=False):
 
 def add_tree_rule_arguments(parser):
     """`--tree-rule`, and `--split`, its deprecated old name."""
-    parser.add_argument("--tree-rule", choices=("official", "plain"),
+    parser.add_argument("--tree-rule", choices=TREE_RULES,
                         default=None,
                         help=TREE_RULE_HELP + " (default: official)")
-    parser.add_argument("--split", choices=("official", "plain"),
+    parser.add_argument("--split", choices=TREE_RULES,
                         default=None, help="deprecated name of --tree-rule")
 
 

@@ -1,6 +1,7 @@
 """Unsupervised constituency parsing from ON-LSTM split distances.
 
-Pure Python + numpy + nltk (no Keras): build binary trees from per-word
+Pure Python + numpy (no Keras; nltk only once a treebank is read or an
+`nltk.Tree` is made): build binary trees from per-word
 distances (`distances_to_tree`), convert trees between formats, score them
 against gold trees with unlabelled span F1, make baseline trees, and load
 gold trees from the Penn and Sinica treebanks.

@@ -10,9 +10,9 @@ trees; `to_nltk` and `from_nltk` convert.
 
 import json
 import re
+import sys
 import warnings
 
-import nltk
 import numpy as np
 
 from on_lstm_keras._validation import choice
@@ -21,6 +21,14 @@ from on_lstm_keras._validation import tree_arg
 from on_lstm_keras._validation import words_list
 
 TREE_RULES = ("official", "plain")
+
+
+def _is_nltk_tree(node):
+    """`isinstance(node, nltk.Tree)`, without importing nltk (an object can
+    only be an `nltk.Tree` once nltk is imported)."""
+    nltk = sys.modules.get("nltk")
+    tree_class = getattr(nltk, "Tree", None)
+    return tree_class is not None and isinstance(node, tree_class)
 
 
 def __getattr__(name):
@@ -206,6 +214,8 @@ def to_nltk(tree, label="X", leaf_label=None):
     >>> print(to_nltk(["the", "cat"], label="S", leaf_label="W"))
     (S (W the) (W cat))
     """
+    import nltk
+
     tree_arg("tree", tree)
 
     def convert(node):
@@ -244,6 +254,7 @@ def collapse_unary(tree, keep_word=None):
 
     Example:
 
+    >>> import nltk
     >>> t = nltk.Tree.fromstring("(S (NP (DT the) (NN cat)) (VP (VBD sat)) (. .))")
     >>> collapse_unary(t)
     [['the', 'cat'], 'sat', '.']
@@ -263,7 +274,7 @@ def collapse_unary(tree, keep_word=None):
                 f"received a child {node!r} in tree={tree!r}"
             )
         if len(node) == 1 and isinstance(node[0], str):
-            tag = node.label() if isinstance(node, nltk.Tree) else None
+            tag = node.label() if _is_nltk_tree(node) else None
             return keep_word(tag, node[0])
         children = [c for c in map(walk, node) if c is not None]
         if not children:
@@ -294,6 +305,7 @@ def from_nltk(tree):
 
     Example:
 
+    >>> import nltk
     >>> from_nltk(nltk.Tree.fromstring("(S (NP (DT the) (NN cat)) (VP (VBD sat)))"))
     [['the', 'cat'], 'sat']
     """
@@ -419,7 +431,7 @@ def to_json(tree):
     '[["我", "住"], "在"]'
     """
     tree_arg("tree", tree)
-    if isinstance(tree, nltk.Tree):
+    if _is_nltk_tree(tree):
         tree = from_nltk(tree)
     return json.dumps(tree, ensure_ascii=False)
 
@@ -452,7 +464,7 @@ def ascii_tree(tree):
     def name(node):
         if isinstance(node, str):
             return node
-        if isinstance(node, nltk.Tree):
+        if _is_nltk_tree(node):
             return str(node.label())
         return "*"
 
