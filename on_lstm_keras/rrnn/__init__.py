@@ -17,6 +17,9 @@ Modules:
     `trees`: writing and reading trees (`normalize_tree`, `tree_expression`,
         `most_common_trees`).
     `distance`: `tree_distance` and the `RRNNTreeDistance` loss layer.
+    `nodes`: node values brought to one width.
+    `training`: `fit_search_and_fix` (two optimisers; search and fixing
+        stages, as the authors trained) and `split_weights`.
 """
 
 from on_lstm_keras.rrnn.cell import RRNNCell
@@ -29,15 +32,19 @@ from on_lstm_keras.rrnn.trees import most_common_trees
 from on_lstm_keras.rrnn.trees import normalize_tree
 from on_lstm_keras.rrnn.trees import tree_expression
 from on_lstm_keras.rrnn.trees import tree_to_names
+from on_lstm_keras.rrnn.training import fit_search_and_fix
+from on_lstm_keras.rrnn.training import split_weights
 
 __all__ = [
     "RRNN",
     "RRNNCell",
     "RRNNTreeDistance",
+    "fit_search_and_fix",
     "gru_tree",
     "most_common_trees",
     "normalize_tree",
     "prefer_tree",
+    "split_weights",
     "tree_distance",
     "tree_expression",
     "tree_to_names",
