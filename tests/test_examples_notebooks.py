@@ -1,0 +1,144 @@
+"""The examples as narrated notebooks: every code cell has prose before it,
+each script reads no command line when run in a notebook, and
+`examples/lm_chinese.py`, which builds and trains the model step by step
+with the public API, gives the run that `on-lstm train` gives.
+"""
+
+import ast
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+EXAMPLES = REPO_ROOT / "examples"
+NARRATED = ["lm_chinese.py", "parse_chinese.py", "ptb_parsing.py",
+            "sentiment_chinese.py", "logical_inference.py"]
+MARKDOWN = "# %% [markdown]"
+
+
+def cells(path):
+    """`[(kind, lines)]` of a `# %%` file, kind `"markdown"` or `"code"`."""
+    found, kind, lines = [], None, []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# %%"):
+            if kind is not None:
+                found.append((kind, lines))
+            kind = "markdown" if line.startswith(MARKDOWN) else "code"
+            lines = []
+        elif kind is not None:
+            lines.append(line)
+    found.append((kind, lines))
+    return found
+
+
+def prose_words(lines):
+    """The words of a markdown cell's text, headings and indented command
+    lines left out."""
+    text = [line[2:] for line in lines if line.startswith("# ")
+            and not line.startswith("# #") and not line.startswith("#     ")]
+    return re.findall(r"\w+", " ".join(text))
+
+
+@pytest.mark.parametrize("name", NARRATED)
+def test_every_code_cell_follows_a_prose_cell(name):
+    found = cells(EXAMPLES / name)
+    assert found[0][0] == "markdown", f"{name} does not start with prose"
+    for i, (kind, lines) in enumerate(found):
+        if kind != "code":
+            continue
+        before = found[i - 1]
+        assert before[0] == "markdown", (
+            f"{name}: code cell {i} follows another code cell:\n"
+            + "\n".join(lines[:5]))
+        # A heading alone is not prose: a sentence or more of text.
+        assert len(prose_words(before[1])) >= 12, (
+            f"{name}: the cell before code cell {i} is only a heading:\n"
+            + "\n".join(before[1]))
+
+
+def test_prose_check_fails_on_a_heading_alone(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("# %% [markdown]\n# # Title\n#\n# Some words that say "
+                   "what the file is for and why it exists here.\n\n"
+                   "# %% [markdown]\n# ## 1. Step\n\n# %%\nx = 1\n")
+    found = cells(bad)
+    assert [k for k, _ in found] == ["markdown", "markdown", "code"]
+    assert len(prose_words(found[0][1])) >= 12
+    assert prose_words(found[1][1]) == []
+
+
+@pytest.mark.parametrize("name", NARRATED)
+def test_command_line_is_read_only_outside_a_notebook(name):
+    """Every `parse_args(...)` call of a script's top level passes a list
+    in a notebook (`ipykernel` loaded): `[]` or the cell's `argv`."""
+    source = (EXAMPLES / name).read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+             and getattr(node.func, "attr", getattr(node.func, "id", None))
+             == "parse_args"]
+    assert calls, f"{name} reads no flags"
+    assert "ipykernel" in source
+    guarded = [c for c in calls if c.args and isinstance(c.args[0], ast.IfExp)
+               and ast.unparse(c.args[0].test) == "in_notebook"]
+    assert guarded, f"{name}: no parse_args(... if in_notebook else None)"
+
+
+CORPUS = [f"{s}{v}{o}。" for s, v, o in itertools.product(
+    ["我们", "他们", "老师", "学生", "朋友"], ["喜欢", "学习", "讨论"],
+    ["数学", "历史", "音乐", "语言"])]
+TINY = ["--epochs", "2", "--embedding-size", "8", "--hidden-size", "16",
+        "--layers", "2", "--chunk-size", "4", "--batch-size", "2",
+        "--bptt", "6", "--min-count", "1", "--quiet"]
+
+
+def _run(argv, cwd, **kwargs):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+               PYTHONPATH=str(REPO_ROOT))
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600, **kwargs)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+def test_lm_chinese_gives_the_run_of_on_lstm_train(tmp_path):
+    pytest.importorskip("jieba")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
+    example = tmp_path / "runs" / "lm_chinese"
+    command = tmp_path / "cli"
+    out = _run([sys.executable, str(EXAMPLES / "lm_chinese.py"), "--corpus",
+                str(corpus), "--output", str(example), "--with-lstm", *TINY],
+               tmp_path)
+    _run([sys.executable, "-m", "on_lstm_keras.cli", "train", "--language",
+          "zh", "--corpus", str(corpus), "--output", str(command),
+          "--with-lstm", *TINY], tmp_path)
+    for sub in ("", "lstm"):
+        ours = json.loads((example / sub / "run.json").read_text("utf-8"))
+        theirs = json.loads((command / sub / "run.json").read_text("utf-8"))
+        for info in (ours, theirs):
+            del info["results"]["train_seconds_this_call"]
+        assert ours == theirs
+        assert ((example / sub / "history.csv").read_text()
+                == (command / sub / "history.csv").read_text())
+        assert ((example / sub / "vocab.json").read_text("utf-8")
+                == (command / sub / "vocab.json").read_text("utf-8"))
+    valid = ours["results"]["valid_perplexity"]
+    assert f"{valid:8.2f}" in out and (example / "tree.svg").exists()
+
+    # parse_chinese.py as a notebook: no command line read, its `argv`
+    # names runs/lm_chinese under the working directory.
+    notebook = (
+        "import sys, types, runpy\n"
+        "sys.modules['ipykernel'] = types.ModuleType('ipykernel')\n"
+        "sys.argv = ['parse_chinese.py', '--no-such-flag']\n"
+        f"runpy.run_path({str(EXAMPLES / 'parse_chinese.py')!r})\n")
+    out = _run([sys.executable, "-c", notebook], tmp_path)
+    assert out.splitlines().count("*") == 2  # two ASCII trees, a root each
+    assert "爱" in out and "天气" in out
