@@ -323,6 +323,27 @@ gru_expression = rrnn.tree_expression(np.array(normalize_tree(
 counts = rrnn.most_common_trees(test_trees, top=None)
 total = test_trees.shape[0] * test_trees.shape[1]
 is_gru = sum(c for text, c, _ in counts if text == gru_expression)
+
+
+def under_root(tree):
+    """Slots the root's value depends on (a tree may leave merges unused
+    with pool "all")."""
+    seen, stack = set(), [len(tree) + 2]
+    while stack:
+        slot = stack.pop()
+        if slot not in seen:
+            seen.add(slot)
+            if slot >= 3:
+                stack.extend(int(c) for c in tree[slot - 3][:2])
+    return seen
+
+
+reached = [under_root(tree) for tree in test_trees.reshape(
+    -1, rrnn.iterations, 5)]
+print(f"full RRNN: {np.mean([1 in r for r in reached]):.0%} of test steps "
+      f"depend on h_(t-1); the tree under h_t uses "
+      f"{np.mean([len([s for s in r if s >= 3]) for r in reached]):.1f} of "
+      f"{rrnn.iterations} merges")
 print(f"full RRNN: GRU tree at {is_gru}/{total} test steps; "
       f"{len(counts)} distinct trees; most frequent:")
 for text, count, share in counts[: args.top]:
