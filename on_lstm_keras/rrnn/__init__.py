@@ -5,8 +5,12 @@ Neural Networks" (2019), a different paper from ON-LSTM. At every time step
 the cell starts from the leaves `x_t`, `h_{t-1}` and `0`, makes `N̄` nodes by
 greedy merges chosen with a learned score, and the last node is `h_t`. GRU
 is a special case (`RRNN.from_gru` builds the one that equals a given
-`keras.layers.GRU`); the paper's LSTM case needs a second state (its
-appendix B), which this layer does not carry.
+`keras.layers.GRU`, and with `selection="hard"` a search that starts at the
+GRU tree); `RRNN(variant="rrnn_gru")` is the paper's RRNN-GRU. The paper's
+LSTM case needs a second state; its construction is deferred to the
+paper's appendix B, whose text does not give the sets and the second
+output's rule in enough detail to build it, so this layer carries one
+state only.
 
 Modules:
     `cell`: `RRNNCell`, its weights and config.
