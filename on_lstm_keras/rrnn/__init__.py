@@ -7,10 +7,9 @@ greedy merges chosen with a learned score, and the last node is `h_t`. GRU
 is a special case (`RRNN.from_gru` builds the one that equals a given
 `keras.layers.GRU`, and with `selection="hard"` a search that starts at the
 GRU tree); `RRNN(variant="rrnn_gru")` is the paper's RRNN-GRU. The paper's
-LSTM case needs a second state; its construction is deferred to the
-paper's appendix B, whose text does not give the sets and the second
-output's rule in enough detail to build it, so this layer carries one
-state only.
+LSTM case needs a second state (the memory cell); its construction is in
+the paper's appendix B, which this layer does not implement: it carries
+one state only.
 
 Modules:
     `cell`: `RRNNCell`, its weights and config.
