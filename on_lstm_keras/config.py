@@ -34,7 +34,8 @@ OPTIMIZERS = ("sgd", "adam")
 # The learning rate an optimizer gets when `learning_rate` is `None`: the
 # paper's for SGD, and Adam's usual one for these models.
 DEFAULT_LEARNING_RATES = {"sgd": 30.0, "adam": 2e-3}
-# The smallest vocabulary: 3 special tokens and a word.
+# The smallest vocabulary: the 3 special tokens (`data.vocabulary.SPECIALS`)
+# and a word.
 MIN_VOCAB = 4
 
 

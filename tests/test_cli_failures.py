@@ -644,3 +644,24 @@ def test_a_resumed_run_starts_its_lstm_with_the_runs_configs(trained, tmp_path,
     assert directory == os.path.join(str(output), "lstm")
     assert kwargs["model_config"] == dataclasses.replace(recorded[0], recurrent="lstm")
     assert kwargs["training_config"] == recorded[1]
+
+
+def test_one_checkpoint_check_on_the_named_files(tmp_path):
+    # A checkpoint folder without its metadata file (a crash before the
+    # first epoch was committed) holds nothing to lose.
+    (tmp_path / training.BACKUP_DIR).mkdir()
+    (tmp_path / training.BACKUP_DIR / ".epoch-1.weights.h5.tmp").write_text("x")
+    assert not training.has_checkpoint(str(tmp_path))
+    training.refuse_to_overwrite(str(tmp_path))
+    write_text(str(tmp_path / training.BACKUP_DIR / training.CHECKPOINT_FILE),
+               json.dumps({"epoch": 1, "weights": "epoch-1.weights.h5"}))
+    assert training.has_checkpoint(str(tmp_path))
+    with pytest.raises(FileExistsError, match="holds a training checkpoint; pass "
+                                              "--resume to continue it"):
+        training.refuse_to_overwrite(str(tmp_path))
+    from on_lstm_keras.models.saving import RUN_FILE
+    from on_lstm_keras.models.saving import has_run
+
+    assert not has_run(str(tmp_path))
+    write_text(str(tmp_path / RUN_FILE), "{}")
+    assert has_run(str(tmp_path))

@@ -5,6 +5,7 @@ import json
 
 from on_lstm_keras import _validation as check
 from on_lstm_keras._atomic import write_text
+from on_lstm_keras.config import MIN_VOCAB
 
 PAD = "<pad>"
 UNK = "<unk>"
@@ -62,9 +63,9 @@ class Vocabulary:
         min_count = check.positive_int("min_count", min_count)
         if max_size is not None:
             max_size = check.positive_int("max_size", max_size)
-            if max_size < 4:
+            if max_size < MIN_VOCAB:
                 raise ValueError(
-                    "Argument `max_size` must be at least 4, "
+                    f"Argument `max_size` must be at least {MIN_VOCAB}, "
                     f"received: max_size={max_size}"
                 )
         counts = collections.Counter()
