@@ -41,6 +41,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from on_lstm_keras.cli import add_parse_arguments
 from on_lstm_keras.cli import format_parse
 from on_lstm_keras.cli import read_input_sentences
+from on_lstm_keras.cli.parse import tree_rule_of
 
 parser = argparse.ArgumentParser(
     description="Parse Chinese sentences with a trained ON-LSTM model.")
@@ -55,6 +56,9 @@ in_notebook = "ipykernel" in sys.modules
 argv = ["--model", os.path.join("runs", "lm_chinese"), "--format", "ascii",
         "爱真的需要勇气", "今天的天气非常好"]  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
+if args.distances and args.format != "json":
+    parser.error(f"--distances needs --format json, received --format {args.format}")
+tree_rule = tree_rule_of(args, "parse")  # "official", or --tree-rule plain
 
 # %% [markdown]
 # ## 1. The trained run
@@ -72,7 +76,8 @@ try:
 except (FileNotFoundError, ValueError) as e:
     sys.exit(f"parse_chinese.py: {e}")
 print(f"{args.model}: {run.model.num_layers} layers, "
-      f"{len(run.vocab):,} words, trained on {run.info.get('corpus')}")
+      f"{len(run.vocab):,} words, trained on {run.info.get('corpus')}",
+      file=sys.stderr)  # stdout holds only the trees, one a line
 
 # %% [markdown]
 # ## 2. Scores on the Sinica treebank (with `--eval-sinica`)
@@ -93,7 +98,8 @@ if args.eval_sinica is not None:
     nltk_data = args.eval_sinica or None
     per_layer = evaluate_treebank(
         "sinica", model=run, layer="all", nltk_data=nltk_data,
-        max_length=args.max_length, split=args.split)
+        max_length=args.max_length, tree_rule=tree_rule,
+        progress=not args.quiet)
     print(f"Sinica: {per_layer['sentences']} sentences "
           f"({per_layer['skipped']} one-word sentences skipped), "
           f"{100 * per_layer['unknown_word_rate']:.1f}% of gold words unknown "
@@ -117,10 +123,12 @@ if args.eval_sinica is not None:
 # `parse` segments each sentence with the run's tokenizer (or splits it on
 # spaces with `--presegmented`), reads it through the model from a zero
 # state, and splits it top-down at the largest master-forget distance
-# `d_f` of the chosen layer (the middle one by default). Each result holds
-# the words, the tree (nested lists) and the distances; the tree is
-# printed as JSON, brackets or an ASCII drawing. After `--eval-sinica`
-# alone there is nothing more to parse.
+# `d_f` of the chosen layer (the middle one by default), by the paper's
+# rule (`tree_rule="official"`) or the plain split before that word. Each
+# result holds the words, the tree (nested lists) and the distances; the
+# tree is printed as JSON, brackets or an ASCII drawing (`--distances`
+# adds every layer's `d_f` to the JSON). After `--eval-sinica` alone there
+# is nothing more to parse.
 
 # %%
 from on_lstm_keras.parsing.runs import parse
@@ -128,5 +136,6 @@ from on_lstm_keras.parsing.runs import parse
 if args.eval_sinica is None or args.sentences or args.file:
     sentences = read_input_sentences(args)
     for p in parse(run, sentences, layer=args.layer,
-                   presegmented=args.presegmented, split=args.split):
-        print(format_parse(p, args.format), flush=True)
+                   presegmented=args.presegmented, tree_rule=tree_rule,
+                   progress=not args.quiet):
+        print(format_parse(p, args.format, args.distances), flush=True)

@@ -142,3 +142,17 @@ def test_lm_chinese_gives_the_run_of_on_lstm_train(tmp_path):
     out = _run([sys.executable, "-c", notebook], tmp_path)
     assert out.splitlines().count("*") == 2  # two ASCII trees, a root each
     assert "爱" in out and "天气" in out
+
+
+def test_ptb_parsing_old_flag_spelling_warns(tmp_path):
+    """`--no-baseline` is the deprecated spelling of `--no-lstm`: it still
+    parses (the bad `--epochs` after it is what stops the run) and says so
+    on stderr."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "ptb_parsing.py"), "--no-baseline",
+         "--epochs", "0", "--output", str(tmp_path / "ptb")],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "--no-baseline is deprecated, use --no-lstm" in done.stderr
+    assert "--epochs" in done.stderr and "received 0" in done.stderr
