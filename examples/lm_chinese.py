@@ -54,6 +54,8 @@ from on_lstm_keras.cli import configs_from_args
 from on_lstm_keras.cli import settings_from_args
 from on_lstm_keras.config import configs_of_run
 from on_lstm_keras.models.saving import read_run_info
+from on_lstm_keras.models.training import refuse_to_overwrite
+from on_lstm_keras.workflow import LSTM_DIR
 from on_lstm_keras.workflow import check_resume_settings
 
 parser = argparse.ArgumentParser(
@@ -84,7 +86,10 @@ try:
     else:
         check_train_flags(settings_from_args(args))
         model_config, training_config = configs_from_args(args)
-except ValueError as e:
+        # A new run must not overwrite the checkpoint of an earlier one.
+        refuse_to_overwrite(output)
+        refuse_to_overwrite(os.path.join(output, LSTM_DIR))
+except (ValueError, FileExistsError) as e:
     parser.error(str(e))
 print(model_config)
 print(training_config)
@@ -224,7 +229,6 @@ from on_lstm_keras.models.saving import update_run_info
 from on_lstm_keras.models.training import checkpoint_epoch
 from on_lstm_keras.models.training import evaluate_perplexity
 from on_lstm_keras.models.training import train_language_model
-from on_lstm_keras.workflow import LSTM_DIR
 from on_lstm_keras.workflow import perplexity_summary
 
 runs = {"onlstm": output}

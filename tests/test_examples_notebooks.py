@@ -156,3 +156,23 @@ def test_ptb_parsing_old_flag_spelling_warns(tmp_path):
     assert done.returncode == 2
     assert "--no-baseline is deprecated, use --no-lstm" in done.stderr
     assert "--epochs" in done.stderr and "received 0" in done.stderr
+
+
+def test_lm_chinese_refuses_to_overwrite_a_checkpoint(tmp_path):
+    """Without --resume, a directory holding a checkpoint is refused before
+    anything in it is written."""
+    output = tmp_path / "run"
+    (output / "checkpoint").mkdir(parents=True)
+    (output / "checkpoint" / "training_metadata.json").write_text(
+        '{"epoch": 1}')
+    (output / "run.json").write_text('{"kept": true}')
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "lm_chinese.py"), "--output",
+         str(output), "--quiet"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "holds a training checkpoint" in done.stderr
+    assert "--resume" in done.stderr
+    assert (output / "run.json").read_text() == '{"kept": true}'
+    assert sorted(p.name for p in output.iterdir()) == ["checkpoint", "run.json"]
