@@ -13,15 +13,14 @@ collect_ignore = ["distributed_check.py"]
 
 
 @pytest.fixture(scope="session")
-def shared_nltk_data():
+def dev_treebanks():
     """The NLTK data directory with the dev treebanks, or a skip.
 
     Looked up in the `NLTK_DATA` environment variable if it is set (the first
-    existing directory of its os.pathsep-separated list); else the first of
-    `../shared/nltk_data` beside the repository (the developers' layout) and
-    nltk's own search path (`~/nltk_data` after
-    `python -m nltk.downloader treebank sinica_treebank`) that holds a
-    `corpora` folder.
+    existing directory of its os.pathsep-separated list); else on nltk's own
+    search path (`~/nltk_data` after
+    `python -m nltk.downloader treebank sinica_treebank`): the first folder
+    that holds a `corpora` folder.
     """
     env = os.environ.get("NLTK_DATA")
     if env:
@@ -30,8 +29,7 @@ def shared_nltk_data():
     else:
         import nltk
 
-        candidates = [REPO_ROOT.parent / "shared" / "nltk_data"]
-        candidates += [pathlib.Path(p) for p in nltk.data.path]
+        candidates = [pathlib.Path(p) for p in nltk.data.path]
         where = ", ".join(str(p) for p in candidates)
     for path in candidates:
         if (path / "corpora").is_dir():

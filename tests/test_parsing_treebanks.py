@@ -1,4 +1,4 @@
-"""Treebank loaders: tiny hand-written corpora, and the shared dev data."""
+"""Treebank loaders: tiny hand-written corpora, and the dev treebanks (NLTK data)."""
 
 import re
 import sys
@@ -166,21 +166,21 @@ def test_load_sinica_simplified_without_opencc(fake_data, monkeypatch):
     assert isinstance(caught.value, LookupError)  # `on-lstm` prints one line
 
 
-# --- the shared dev data (skipped when absent) ------------------------------
+# --- the dev treebanks (skipped when absent) ------------------------------
 
 
 @pytest.fixture(scope="module")
-def ptb_dir(shared_nltk_data):
-    if not (shared_nltk_data / "corpora" / "treebank" / "combined").is_dir():
-        pytest.skip(f"no corpora/treebank/combined in {shared_nltk_data}")
-    return shared_nltk_data
+def ptb_dir(dev_treebanks):
+    if not (dev_treebanks / "corpora" / "treebank" / "combined").is_dir():
+        pytest.skip(f"no corpora/treebank/combined in {dev_treebanks}")
+    return dev_treebanks
 
 
 @pytest.fixture(scope="module")
-def sinica_dir(shared_nltk_data):
-    if not (shared_nltk_data / "corpora" / "sinica_treebank" / "parsed").is_file():
-        pytest.skip(f"no corpora/sinica_treebank/parsed in {shared_nltk_data}")
-    return shared_nltk_data
+def sinica_dir(dev_treebanks):
+    if not (dev_treebanks / "corpora" / "sinica_treebank" / "parsed").is_file():
+        pytest.skip(f"no corpora/sinica_treebank/parsed in {dev_treebanks}")
+    return dev_treebanks
 
 
 @pytest.fixture(scope="module")
