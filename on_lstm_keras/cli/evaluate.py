@@ -40,9 +40,14 @@ def add_evaluate_arguments(parser):
     source.add_argument("--baseline",
                         choices=BASELINES,
                         help="score a trivial tree instead of a model's")
-    parser.add_argument("--treebank", choices=("ptb", "sinica"), required=True)
+    parser.add_argument("--treebank", choices=("ptb", "sinica"), required=True,
+                        help="ptb: nltk's Penn Treebank sample, with the "
+                             "paper's preprocessing; sinica: nltk's Sinica "
+                             "treebank sample")
     parser.add_argument("--max-length", type=POSITIVE, default=None,
-                        help="only sentences of at most N words (10: WSJ10)")
+                        metavar="N",
+                        help="only sentences of at most N words (10: WSJ10; "
+                             "default: every length)")
     parser.add_argument("--nltk-data", default=None,
                         help="folder with corpora/treebank or "
                              "corpora/sinica_treebank (default: nltk's path)")
