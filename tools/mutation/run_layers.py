@@ -312,6 +312,8 @@ def main(argv=None):
                       "valid Python)", flush=True)
             run_session(config, session, src)
             left = survivors(session)
+            if args.only:
+                left = [job for job in left if job in args.only]
             if left and not args.no_confirm:
                 print(f"{module}: {len(left)} survived the fast tests; "
                       "running them against every layer test", flush=True)
