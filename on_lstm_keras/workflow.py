@@ -5,6 +5,13 @@ scripts are thin wrappers around these functions. This module only
 coordinates: the corpus comes from `data.corpus`, the settings are the two
 configs of `config`, the model and its training live in `models`, parsing
 in `parsing`.
+
+A script that builds and trains the model itself (as
+`examples/lm_chinese.py` does) records its run with the steps `train` uses,
+so that its directory is the one `train` writes: `record_run` (vocabulary
+and `run.json`), `resume_configs` and `prepare_resume` (continuing a run),
+`finished_run`, `score_run` (the best model's results), and `output_lock`
+(one training process per directory).
 """
 
 import contextlib
@@ -15,6 +22,8 @@ import warnings
 
 import numpy as np
 
+from on_lstm_keras._lock import DirectoryLocked  # noqa: F401 (public here)
+from on_lstm_keras._lock import output_lock
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.config import check_setting_names
@@ -92,6 +101,153 @@ def check_resume_settings(recorded, settings, output_dir):
             )
 
 
+def resume_configs(output_dir, settings=None):
+    """The configs that continue the run in `output_dir`: those recorded in
+    its `run.json`, with `epochs` and `learning_rate` from `settings` (the
+    only ones a resumed run may change, `RESUME_SETTINGS`).
+
+    Args:
+        output_dir: The run's directory.
+        settings: The flat settings given for the resumed run (fields of
+            either config); each, but `RESUME_SETTINGS`, must equal the
+            run's.
+
+    Returns:
+        `(ModelConfig, TrainingConfig)`.
+
+    Raises:
+        FileNotFoundError: `output_dir` holds no run (no `run.json`).
+        ValueError: A setting other than `RESUME_SETTINGS` differs from the
+            run's (the message names it and both values).
+    """
+    recorded = read_run_info(output_dir)
+    if not recorded.get("model"):
+        raise FileNotFoundError(
+            f"--resume: {output_dir} holds no run to resume (no run.json)"
+        )
+    settings = check_setting_names(settings or {})
+    check_resume_settings(recorded, settings, output_dir)
+    model_config, training_config = configs_of_run(recorded)
+    return model_config, dataclasses.replace(training_config, **{
+        k: settings[k] for k in RESUME_SETTINGS if k in settings})
+
+
+def prepare_resume(output_dir, training_config):
+    """Readies the run in `output_dir` to continue with `training_config`
+    (from `resume_configs`): records it in `run.json` if it differs from the
+    recorded one, and returns the callbacks `train_language_model` needs.
+
+    Args:
+        output_dir: The run's directory.
+        training_config: The `TrainingConfig` the run continues with.
+
+    Returns:
+        A list of Keras callbacks: a `LearningRateScheduler` to the new
+        learning rate if it changed (the checkpoint restores the old rate
+        with the optimizer's state), else none.
+    """
+    import keras
+
+    _, recorded = configs_of_run(read_run_info(output_dir))
+    callbacks = []
+    if training_config.learning_rate != recorded.learning_rate:
+        new_lr = float(training_config.optimizer_learning_rate)
+        callbacks.append(keras.callbacks.LearningRateScheduler(
+            lambda epoch, lr: new_lr))
+    if training_config != recorded:
+        update_run_info(output_dir, training=training_config.to_dict())
+    return callbacks
+
+
+def finished_run(output_dir, epochs):
+    """The `run.json` of the run in `output_dir` if it has nothing left to
+    do: its checkpoint holds `epochs` epochs or more and its best model was
+    scored; else `None`.
+
+    Args:
+        output_dir: The run's directory.
+        epochs: The number of epochs asked for.
+
+    Raises:
+        CorruptCheckpoint: The checkpoint cannot be read.
+    """
+    from on_lstm_keras.models.training import checkpoint_epoch
+
+    info = read_run_info(output_dir)
+    if info.get("results") and checkpoint_epoch(output_dir) >= epochs:
+        return info
+    return None
+
+
+def record_run(output_dir, corpus, vocab, model_config, training_config,
+               **info):
+    """Starts the record of a new run in `output_dir`: its vocabulary
+    (`vocab.json`) and `run.json` with both configs and how the corpus was
+    read (tokenizer, source, settings, summary, script), which is all
+    `load_run`, `load_corpus_of_run` and a resumed run need.
+
+    Args:
+        output_dir: The run directory (created if missing).
+        corpus: The `Corpus` the run trains on.
+        vocab: The run's `Vocabulary`.
+        model_config: The run's `ModelConfig`.
+        training_config: The run's `TrainingConfig`.
+        **info: More fields for `run.json` (e.g. `language="zh"`); they
+            replace fields of the same name.
+
+    Returns:
+        `run.json` as a dict.
+
+    Raises:
+        FileExistsError: `output_dir` holds a training checkpoint, which a
+            new run would overwrite (nothing is written).
+    """
+    from on_lstm_keras.models.training import refuse_to_overwrite
+
+    refuse_to_overwrite(output_dir)
+    os.makedirs(output_dir, exist_ok=True)
+    vocab.save(os.path.join(output_dir, VOCAB_FILE))
+    return update_run_info(output_dir, **{
+        "model": model_config.to_dict(),
+        "training": training_config.to_dict(),
+        "tokenizer": corpus.tokenizer, "corpus": corpus.source,
+        "corpus_settings": corpus.settings,
+        "corpus_summary": corpus.summary(), "vocabulary": len(vocab),
+        "script": getattr(corpus, "script", None), **info,
+    })
+
+
+def score_run(output_dir, valid_ids, test_ids, train_seconds):
+    """Scores the best model of the run in `output_dir` (`model.keras`)
+    and records the results in its `run.json`.
+
+    Args:
+        output_dir: The run directory, trained by `train_language_model`.
+        valid_ids: The validation token stream.
+        test_ids: The test token stream.
+        train_seconds: How long this call's training took (seconds).
+
+    Returns:
+        `run.json` as a dict, with `results`: `valid_perplexity`,
+        `test_perplexity` (with the run's `eval_batch_size` and `bptt`),
+        `train_seconds_this_call`, `parameters` (trainable) and
+        `unknown_rate_test` (the share of `<unk>` in `test_ids`).
+    """
+    from on_lstm_keras.models.training import evaluate_perplexity
+
+    best, vocab, _, info = load_run(output_dir)
+    _, training = configs_of_run(info)
+    batch, bptt = training.eval_batch_size, training.bptt
+    results = {
+        "valid_perplexity": evaluate_perplexity(best, valid_ids, batch, bptt),
+        "test_perplexity": evaluate_perplexity(best, test_ids, batch, bptt),
+        "train_seconds_this_call": round(train_seconds, 1),
+        "parameters": int(sum(np.prod(w.shape) for w in best.trainable_weights)),
+        "unknown_rate_test": float(np.mean(np.asarray(test_ids) == vocab.unk_id)),
+    }
+    return update_run_info(output_dir, results=results)
+
+
 def _given(model_config, training_config, settings):
     """What a caller gave, as flat settings (configs: all their fields)."""
     given = {}
@@ -145,9 +301,7 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
     from on_lstm_keras.models import ONLSTMLanguageModel
     from on_lstm_keras.models.distribute import data_parallel as parallel
     from on_lstm_keras.models.training import compile_language_model
-    from on_lstm_keras.models.training import evaluate_perplexity
     from on_lstm_keras.models.training import make_optimizer
-    from on_lstm_keras.models.training import refuse_to_overwrite
     from on_lstm_keras.models.training import train_language_model
 
     if cell is not None:
@@ -155,38 +309,17 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
         settings["recurrent"] = cell
     # Every setting is checked, by its name, before anything is written.
     if resume:
-        recorded = read_run_info(output_dir)
-        if not recorded.get("model"):
-            raise FileNotFoundError(
-                f"--resume: {output_dir} holds no run to resume (no run.json)"
-            )
         given = _given(model_config, training_config, settings)
-        check_resume_settings(recorded, given, output_dir)
-        model_cfg, recorded_training = configs_of_run(recorded)
-        training_cfg = dataclasses.replace(recorded_training, **{
-            k: given[k] for k in RESUME_SETTINGS if k in given})
+        model_cfg, training_cfg = resume_configs(output_dir, given)
         vocab = Vocabulary.load(os.path.join(output_dir, VOCAB_FILE))
-        if training_cfg.learning_rate != recorded_training.learning_rate:
-            new_lr = training_cfg.optimizer_learning_rate
-            callbacks = [*callbacks, keras.callbacks.LearningRateScheduler(
-                lambda epoch, lr: float(new_lr))]
-        if training_cfg != recorded_training:
-            update_run_info(output_dir, training=training_cfg.to_dict())
+        callbacks = [*callbacks, *prepare_resume(output_dir, training_cfg)]
     else:
         model_cfg, training_cfg = split_settings(
             settings, model_config, training_config)
-        refuse_to_overwrite(output_dir)
         vocab = Vocabulary.build(corpus.train, training_cfg.min_count,
                                  training_cfg.max_vocab)
-        os.makedirs(output_dir, exist_ok=True)
-        vocab.save(os.path.join(output_dir, VOCAB_FILE))
-        update_run_info(output_dir, **{
-            "model": model_cfg.to_dict(), "training": training_cfg.to_dict(),
-            "tokenizer": corpus.tokenizer, "corpus": corpus.source,
-            "corpus_settings": corpus.settings,
-            "corpus_summary": corpus.summary(), "vocabulary": len(vocab),
-            "script": getattr(corpus, "script", None), **(info or {}),
-        })
+        record_run(output_dir, corpus, vocab, model_cfg, training_cfg,
+                   **(info or {}))
 
     keras.utils.set_random_seed(training_cfg.seed)
     train_ids = vocab.encode_sentences(corpus.train)
@@ -209,17 +342,7 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
             eval_batch_size=training_cfg.eval_batch_size, resume=resume,
             seed=training_cfg.seed, verbose=verbose, callbacks=callbacks,
         )
-    seconds = time.time() - started
-    best = load_run(output_dir).model
-    eval_batch, bptt = training_cfg.eval_batch_size, training_cfg.bptt
-    results = {
-        "valid_perplexity": evaluate_perplexity(best, valid_ids, eval_batch, bptt),
-        "test_perplexity": evaluate_perplexity(best, test_ids, eval_batch, bptt),
-        "train_seconds_this_call": round(seconds, 1),
-        "parameters": int(sum(np.prod(w.shape) for w in model.trainable_weights)),
-        "unknown_rate_test": float(np.mean(np.asarray(test_ids) == vocab.unk_id)),
-    }
-    return update_run_info(output_dir, results=results)
+    return score_run(output_dir, valid_ids, test_ids, time.time() - started)
 
 
 LSTM_DIR = "lstm"
@@ -250,7 +373,6 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
     """
     import sys
 
-    from on_lstm_keras._lock import output_lock
     from on_lstm_keras.models.training import checkpoint_epoch
 
     if baseline is not None:
@@ -272,7 +394,7 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
                 ours = {**given, "recurrent": kind} if "recurrent" in given else given
                 check_resume_settings(recorded, ours, directory)
                 epochs = given.get("epochs", recorded["training"]["epochs"])
-                if done >= epochs and recorded.get("results"):
+                if finished_run(directory, epochs):
                     print(f"{kind}: done, {done} epochs trained (pass an "
                           f"--epochs above {done} to train more); "
                           f"{perplexity_summary(recorded)} (model in "
