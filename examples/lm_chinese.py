@@ -13,8 +13,10 @@
 # The script walks through the package's public API one step at a time:
 # `load_corpus` reads and segments the text, `Vocabulary` turns words into
 # ids, `ONLSTMLanguageModel` is the network, `train_language_model` trains
-# it with checkpoints, and `parse` reads trees off the trained model. The
-# model directory it writes is the one `on-lstm train` writes, so
+# it with checkpoints, and `parse` reads trees off the trained model.
+# The run is recorded and scored with the steps `on-lstm train` uses
+# (`record_run`, `score_run` of `on_lstm_keras.workflow`), so the model
+# directory it writes is the one `on-lstm train` writes:
 # `on-lstm parse --model runs/lm_chinese` and
 # `python examples/parse_chinese.py --model runs/lm_chinese` use it.
 #
@@ -38,7 +40,6 @@
 
 # %%
 import argparse
-import dataclasses
 import os
 import sys
 import time
@@ -52,11 +53,9 @@ from on_lstm_keras.cli import check_output
 from on_lstm_keras.cli import check_train_flags
 from on_lstm_keras.cli import configs_from_args
 from on_lstm_keras.cli import settings_from_args
-from on_lstm_keras.config import configs_of_run
-from on_lstm_keras.models.saving import read_run_info
 from on_lstm_keras.models.training import refuse_to_overwrite
 from on_lstm_keras.workflow import LSTM_DIR
-from on_lstm_keras.workflow import check_resume_settings
+from on_lstm_keras.workflow import resume_configs
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")
@@ -72,24 +71,17 @@ started = time.time()
 try:
     check_output(output)
     if args.resume:
-        recorded = read_run_info(output)
-        if not recorded.get("model"):
-            raise ValueError(
-                f"--resume: {output} holds no run to resume (no run.json)")
-        # Only the flags given: each must equal the run's, but for the
-        # number of epochs and the learning rate.
-        given = settings_from_args(args)
-        check_resume_settings(recorded, given, output)
-        model_config, recorded_training = configs_of_run(recorded)
-        training_config = dataclasses.replace(recorded_training, **{
-            k: v for k, v in given.items() if k in ("epochs", "learning_rate")})
+        # The configs the run recorded. Of the flags given, each must equal
+        # the run's, but for the number of epochs and the learning rate.
+        model_config, training_config = resume_configs(
+            output, settings_from_args(args))
     else:
         check_train_flags(settings_from_args(args))
         model_config, training_config = configs_from_args(args)
         # A new run must not overwrite the checkpoint of an earlier one.
         refuse_to_overwrite(output)
         refuse_to_overwrite(os.path.join(output, LSTM_DIR))
-except (ValueError, FileExistsError) as e:
+except (ValueError, FileExistsError, FileNotFoundError) as e:
     parser.error(str(e))
 print(model_config)
 print(training_config)
@@ -207,29 +199,34 @@ if in_notebook:
 # `history.csv` and writes a checkpoint (`checkpoint/`). Every file is
 # written to a temporary file and renamed, so a crash at any moment leaves
 # the last finished epoch whole: Ctrl-C, then `--resume`, continues from
-# it. `run.json` records the two configs, the tokenizer and how the
-# corpus was read, which is all `load_run` and `--resume` need. The
-# output directory is locked while training, so a second process writing
-# into it stops at once.
+# it. Before training, `record_run` writes the vocabulary (`vocab.json`)
+# and `run.json`: the two configs, the tokenizer and how the corpus was
+# read, which is all `load_run` and `--resume` need. A resumed run calls
+# `prepare_resume` instead, which records a new `--epochs` or `--lr` and
+# gives the callback that sets the new learning rate (the checkpoint
+# restores the old one with the optimizer). The output directory is
+# locked while training (`output_lock`), so a second process writing into
+# it stops at once.
 #
-# After training, the best model is scored on the validation and test
-# streams. With `--with-lstm` the LSTM is trained the same way into
-# `lstm/` inside the output directory.
+# After training, `score_run` measures the best model on the validation
+# and test streams and adds the results to `run.json`. With
+# `--with-lstm` the LSTM is trained the same way into `lstm/` inside the
+# output directory.
 
 # %%
 import contextlib
+import dataclasses
 
-import numpy as np
-
-from on_lstm_keras._lock import output_lock
 from on_lstm_keras.models.distribute import data_parallel
 from on_lstm_keras.models.saving import has_run
-from on_lstm_keras.models.saving import load_run
-from on_lstm_keras.models.saving import update_run_info
 from on_lstm_keras.models.training import checkpoint_epoch
-from on_lstm_keras.models.training import evaluate_perplexity
 from on_lstm_keras.models.training import train_language_model
+from on_lstm_keras.workflow import finished_run
+from on_lstm_keras.workflow import output_lock
 from on_lstm_keras.workflow import perplexity_summary
+from on_lstm_keras.workflow import prepare_resume
+from on_lstm_keras.workflow import record_run
+from on_lstm_keras.workflow import score_run
 
 runs = {"onlstm": output}
 if args.with_lstm:
@@ -240,36 +237,21 @@ with output_lock(output):
         resuming = args.resume and has_run(directory)
         vocab = vocabulary_of(directory)
         done = checkpoint_epoch(directory) if resuming else 0
-        info = read_run_info(directory)
-        if done >= training_config.epochs and info.get("results"):
+        finished = resuming and finished_run(directory, training_config.epochs)
+        if finished:
             print(f"{recurrent}: done, {done} epochs trained (pass an "
                   f"--epochs above {done} to train more)")
-            results[recurrent] = info
+            results[recurrent] = finished
             continue
         print(f"Training {recurrent} into {directory}"
               + (f" (resuming after epoch {done})" if resuming else ""))
-        callbacks = []
         if resuming:
-            _, was = configs_of_run(info)
-            if training_config != was:
-                update_run_info(directory, training=training_config.to_dict())
-            if training_config.learning_rate != was.learning_rate:
-                # The checkpoint restores the old rate with the optimizer.
-                new_lr = training_config.optimizer_learning_rate
-                callbacks.append(keras.callbacks.LearningRateScheduler(
-                    lambda epoch, lr: float(new_lr)))
+            callbacks = prepare_resume(directory, training_config)
         else:
-            os.makedirs(directory, exist_ok=True)
-            vocab.save(os.path.join(directory, VOCAB_FILE))
-            update_run_info(
-                directory,
-                model=dataclasses.replace(model_config, recurrent=recurrent).to_dict(),
-                training=training_config.to_dict(),
-                tokenizer=corpus.tokenizer, corpus=corpus.source,
-                corpus_settings=corpus.settings,
-                corpus_summary=corpus.summary(), vocabulary=len(vocab),
-                script=corpus.script, language="zh",
-            )
+            callbacks = []
+            record_run(directory, corpus, vocab,
+                       dataclasses.replace(model_config, recurrent=recurrent),
+                       training_config, language="zh")
         t = training_config
         with data_parallel() if args.data_parallel else contextlib.nullcontext():
             model = new_model(recurrent)
@@ -292,17 +274,7 @@ with output_lock(output):
                       "run again with --resume to continue.", file=sys.stderr)
                 sys.exit(130)
             seconds = time.time() - seconds
-        best = load_run(directory).model
-        results[recurrent] = update_run_info(directory, results={
-            "valid_perplexity": evaluate_perplexity(
-                best, valid_ids, t.eval_batch_size, t.bptt),
-            "test_perplexity": evaluate_perplexity(
-                best, test_ids, t.eval_batch_size, t.bptt),
-            "train_seconds_this_call": round(seconds, 1),
-            "parameters": sum(int(np.prod(w.shape))
-                              for w in model.trainable_weights),
-            "unknown_rate_test": float(np.mean(np.asarray(test_ids) == vocab.unk_id)),
-        })
+        results[recurrent] = score_run(directory, valid_ids, test_ids, seconds)
         print(f"{recurrent}: {perplexity_summary(results[recurrent])} "
               f"(model in {directory})")
 
@@ -333,6 +305,7 @@ for recurrent, info in results.items():
 
 # %%
 from on_lstm_keras import parsing
+from on_lstm_keras.models.saving import load_run
 from on_lstm_keras.parsing.runs import parse
 
 run = load_run(output)
