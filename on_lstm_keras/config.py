@@ -30,6 +30,10 @@ import dataclasses
 from on_lstm_keras import _validation as check
 
 RECURRENT_KINDS = ("onlstm", "lstm")
+# The order a language model reads a sentence in: "backward" is a model
+# trained on reversed sentences (its distances are read back in input order
+# by `parsing.model_parser`).
+MODEL_DIRECTIONS = ("forward", "backward")
 OPTIMIZERS = ("sgd", "adam")
 # The learning rate an optimizer gets when `learning_rate` is `None`: the
 # paper's for SGD, and Adam's usual one for these models.
@@ -160,6 +164,10 @@ class ModelConfig(_Config):
         embedding_dropout: Word-row dropout of the embedding (`dropoute`).
         weight_drop: DropConnect rate of the recurrent kernels (`wdrop`).
         tie_weights: Share the embedding with the output layer.
+        direction: The order the model reads a sentence in: `"forward"`
+            (left to right), or `"backward"` for a model trained on
+            reversed sentences. Configs written before this field load as
+            `"forward"`.
     """
 
     embedding_size: int = _field(400, "embedding size", "positive_int")
@@ -188,6 +196,9 @@ class ModelConfig(_Config):
         0.45, "DropConnect on the recurrent kernels", "rate")
     tie_weights: bool = _field(
         True, "share the embedding with the softmax", "bool")
+    direction: str = _field(
+        "forward", "reading direction: forward, or backward (a model of "
+        "reversed sentences)", "choice", choices=MODEL_DIRECTIONS, cli=False)
 
     _OLD_NAMES = {"cell": "recurrent"}
 

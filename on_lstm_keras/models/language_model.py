@@ -71,6 +71,11 @@ class ONLSTMLanguageModel(keras.Model):
         weight_drop: DropConnect rate of the recurrent kernels (`wdrop`,
             0.45).
         tie_weights: Share the embedding with the output layer (default).
+        direction: `"forward"` (default), or `"backward"` for a model
+            trained on reversed sentences. The model itself reads its tokens
+            as given; the parser (`parsing.model_parser`) reverses each
+            sentence for a backward model and reads its distances back in
+            input order.
         stateful: Carry the recurrent state from batch to batch (truncated
             BPTT); needs a fixed batch size (build with `build_for`).
         seed: Random seed of every dropout.
@@ -108,6 +113,7 @@ class ONLSTMLanguageModel(keras.Model):
         embedding_dropout=_DEFAULT.embedding_dropout,
         weight_drop=_DEFAULT.weight_drop,
         tie_weights=_DEFAULT.tie_weights,
+        direction=_DEFAULT.direction,
         stateful=False,
         seed=None,
         cell=None,
@@ -130,7 +136,7 @@ class ONLSTMLanguageModel(keras.Model):
             input_dropout=input_dropout, layer_dropout=layer_dropout,
             output_dropout=output_dropout,
             embedding_dropout=embedding_dropout, weight_drop=weight_drop,
-            tie_weights=bool(tie_weights),
+            tie_weights=bool(tie_weights), direction=direction,
         )
         for name, value in self.model_config.to_dict().items():
             setattr(self, name, value)
@@ -306,6 +312,7 @@ class ONLSTMLanguageModel(keras.Model):
             "embedding_dropout": self.embedding_dropout,
             "weight_drop": self.weight_drop,
             "tie_weights": self.tie_weights,
+            "direction": self.direction,
             "stateful": self.stateful,
             "seed": self.seed,
         }
