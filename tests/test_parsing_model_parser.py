@@ -204,3 +204,133 @@ def test_evaluate_treebank_scores_the_chosen_layer(fake_distances, fake_nltk_dat
     assert run(1)["unknown_word_rate"] == pytest.approx(6 / 9)
     with pytest.raises(ValueError, match="layer=3"):
         run(3)
+
+
+# Reading directions (`direction=`): a backward model reads each sentence
+# reversed; its distances come back in input order.
+
+
+def zscore_by_hand(x):
+    x = np.asarray(x, float)
+    return (x - x.mean()) / x.std()
+
+
+@pytest.fixture(scope="module")
+def backward_twin(model_and_vocab):
+    """A backward model with the forward model's weights."""
+    model, _ = model_and_vocab
+    twin = model.clone(direction="backward")
+    assert twin.direction == "backward" and model.direction == "forward"
+    return twin
+
+
+def test_a_backward_model_gives_the_mirrored_distances_of_the_reversal(
+        model_and_vocab, backward_twin):
+    model, vocab = model_and_vocab
+    backward = model_parser.sentence_distances(backward_twin, vocab, SENTENCES,
+                                               batch_size=3)
+    reversed_forward = model_parser.sentence_distances(
+        model, vocab, [s[::-1] for s in SENTENCES])
+    for words, b, f in zip(SENTENCES, backward, reversed_forward):
+        assert b.shape == (3, len(words))
+        np.testing.assert_allclose(b, f[:, ::-1], rtol=1e-6, atol=1e-7)
+        # And against the NumPy re-derivation on <eos> w_n .. w_1 <eos>.
+        ids = [vocab.eos_id, *vocab.encode(words[::-1]), vocab.eos_id]
+        want = reference_distances(model, ids)[:, 1:-1][:, ::-1]
+        np.testing.assert_allclose(b, want, rtol=1e-4, atol=1e-5)
+
+
+def test_boundary_distances_of_both_directions_line_up(model_and_vocab,
+                                                       backward_twin):
+    model, vocab = model_and_vocab
+    words = SENTENCES[1]
+    n = len(words)
+    (f,) = model_parser.boundary_distances(model, vocab, [words])
+    (b,) = model_parser.boundary_distances(backward_twin, vocab, [words])
+    assert f.shape == b.shape == (3, n + 1)
+    # Forward: boundary j read at word j, the end at the closing <eos>.
+    ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
+    np.testing.assert_allclose(f, reference_distances(model, ids)[:, 1:],
+                               rtol=1e-4, atol=1e-5)
+    # Backward: boundary j read at word j - 1, the start at the closing
+    # <eos> of the reversed sentence.
+    rev = [vocab.eos_id, *vocab.encode(words[::-1]), vocab.eos_id]
+    np.testing.assert_allclose(b, reference_distances(model, rev)[:, 1:][:, ::-1],
+                               rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("tree_rule", ["official", "plain"])
+def test_forward_only_through_the_scores_gives_todays_trees(model_and_vocab,
+                                                            tree_rule):
+    from on_lstm_keras.parsing.scores import split_scores
+
+    model, vocab = model_and_vocab
+    today = model_parser.sentence_distances(model, vocab, SENTENCES)
+    boundaries = model_parser.boundary_distances(model, vocab, SENTENCES)
+    for layer in (1, 2, 3):
+        new = parse_sentences(model, vocab, SENTENCES, layer=layer,
+                              tree_rule=tree_rule, direction="forward")
+        for words, d, b, (tree, scores) in zip(SENTENCES, today, boundaries, new):
+            np.testing.assert_array_equal(split_scores(b, None, layer), d[layer - 1])
+            assert tree == greedy_tree(words, d[layer - 1], tree_rule)
+            np.testing.assert_array_equal(scores, d[layer - 1])
+
+
+def test_both_directions_average_the_z_scored_boundaries(model_and_vocab,
+                                                         backward_twin):
+    model, vocab = model_and_vocab
+    for layer in (1, 3):
+        got = parse_sentences(model, vocab, SENTENCES, layer=layer,
+                              direction="both", backward_model=backward_twin)
+        for words, (tree, scores) in zip(SENTENCES, got):
+            ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
+            rev = [vocab.eos_id, *vocab.encode(words[::-1]), vocab.eos_id]
+            f = reference_distances(model, ids)[layer - 1, 1:]
+            b = reference_distances(model, rev)[layer - 1, 1:][::-1]
+            want = (zscore_by_hand(f) + zscore_by_hand(b))[:-1] / 2
+            np.testing.assert_allclose(scores, want, rtol=1e-3, atol=1e-4)
+            assert tree == greedy_tree(words, scores, "official")
+    # The mean over layers: each layer z-scored, averaged, then z-scored
+    # per direction before the two directions are averaged.
+    (tree, scores), = parse_sentences(model, vocab, SENTENCES[:1], layer="mean",
+                                      direction="both",
+                                      backward_model=backward_twin)
+    ids = [vocab.eos_id, *vocab.encode(SENTENCES[0]), vocab.eos_id]
+    rev = [vocab.eos_id, *vocab.encode(SENTENCES[0][::-1]), vocab.eos_id]
+    f = np.mean([zscore_by_hand(r) for r in reference_distances(model, ids)[:, 1:]], 0)
+    b = np.mean([zscore_by_hand(r[::-1])
+                 for r in reference_distances(model, rev)[:, 1:]], 0)
+    want = (zscore_by_hand(f) + zscore_by_hand(b))[:-1] / 2
+    np.testing.assert_allclose(scores, want, rtol=1e-3, atol=1e-4)
+
+
+def test_backward_only_reads_the_boundary_before_each_word(model_and_vocab,
+                                                           backward_twin):
+    model, vocab = model_and_vocab
+    words = SENTENCES[0]
+    (tree, scores), = parse_sentences(backward_twin, vocab, [words], layer=2)
+    rev = [vocab.eos_id, *vocab.encode(words[::-1]), vocab.eos_id]
+    # Boundaries 0..n-1 as read right to left: the closing <eos> (the
+    # sentence start), then words 1..n-1 ... read at words 0..n-2.
+    want = reference_distances(model, rev)[1, 1:][::-1][:-1]
+    np.testing.assert_allclose(scores, want, rtol=1e-4, atol=1e-5)
+    assert tree == greedy_tree(words, want, "official")
+
+
+def test_directions_need_the_right_models(model_and_vocab, backward_twin):
+    model, vocab = model_and_vocab
+    with pytest.raises(ValueError, match="direction='both'.*backward_model"):
+        parse_sentences(model, vocab, SENTENCES, direction="both")
+    with pytest.raises(ValueError, match="direction='backward'.*needs a backward"):
+        parse_sentences(model, vocab, SENTENCES, direction="backward")
+    with pytest.raises(ValueError, match="direction='forward'.*reversed"):
+        parse_sentences(backward_twin, vocab, SENTENCES, direction="forward")
+    with pytest.raises(ValueError, match="backward_model.*received one whose "
+                                         "direction is 'forward'"):
+        parse_sentences(model, vocab, SENTENCES, direction="both",
+                        backward_model=model)
+    with pytest.raises(ValueError, match="direction.*'sideways'"):
+        parse_sentences(model, vocab, SENTENCES, direction="sideways")
+    with pytest.raises(ValueError, match="or 'mean', received: layer=4"):
+        parse_sentences(model, vocab, SENTENCES, direction="both",
+                        backward_model=backward_twin, layer=4)

@@ -7,7 +7,10 @@ import sys
 from on_lstm_keras.cli._args import POSITIVE
 from on_lstm_keras.cli._args import json_safe
 from on_lstm_keras.cli._args import layer_or_all
+from on_lstm_keras.cli.parse import add_direction_arguments
 from on_lstm_keras.cli.parse import add_tree_rule_arguments
+from on_lstm_keras.cli.parse import check_direction_flags
+from on_lstm_keras.cli.parse import or_mean
 from on_lstm_keras.cli.parse import tree_rule_of
 from on_lstm_keras.parsing.baselines import BASELINES
 
@@ -56,8 +59,12 @@ def add_evaluate_arguments(parser):
                         help="PTB only: score these .mrg files (comma list, "
                              "or repeat the flag), e.g. wsj_2300.mrg,"
                              "wsj_2301.mrg (default: all)")
-    parser.add_argument("--layer", type=layer_or_all, default=None,
-                        help="layer number from 1, or 'all' (default: middle)")
+    parser.add_argument("--layer", type=or_mean(layer_or_all),
+                        default=None,
+                        help="layer number from 1, 'mean' (the mean over "
+                             "layers of the per-sentence z-scored distances) "
+                             "or 'all' (each layer; default: the middle one)")
+    add_direction_arguments(parser)
     add_tree_rule_arguments(parser)
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random baseline (default: 0)")
@@ -74,6 +81,13 @@ def run_evaluate(args):
         raise ValueError("--fileids selects files of --treebank ptb; the "
                          f"Sinica sample is one file, received --treebank "
                          f"{args.treebank} --fileids {','.join(fileids)}")
+    if args.baseline and (args.direction or args.backward_model):
+        raise ValueError(
+            "--direction and --backward-model read a model, not a baseline, "
+            f"received --baseline {args.baseline} with --direction "
+            f"{args.direction} --backward-model {args.backward_model}")
+    if args.model:
+        check_direction_flags(args)
     from on_lstm_keras.parsing import runs
 
     result = runs.evaluate_treebank(
@@ -81,6 +95,7 @@ def run_evaluate(args):
         layer=args.layer, max_length=args.max_length,
         nltk_data=args.nltk_data, seed=args.seed, tree_rule=tree_rule,
         fileids=fileids, progress=not args.quiet,
+        direction=args.direction, backward_model=args.backward_model,
     )
     if args.model:
         result["model"] = args.model
@@ -92,6 +107,8 @@ def run_evaluate(args):
         print(json.dumps(json_safe(result), allow_nan=False))
         return result
     what = f"baseline {args.baseline}" if args.baseline else f"model {args.model}"
+    if result.get("direction"):
+        what += f", direction {result['direction']}"
     print(f"{args.treebank}: {result['sentences']} sentences scored "
           f"({result['skipped']} with fewer than 2 words skipped), {what}")
     rows = result.get("per_layer") or [result]

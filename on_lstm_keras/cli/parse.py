@@ -1,10 +1,22 @@
 """`on-lstm parse`: trees of sentences with a trained model."""
 
+import argparse
 import json
+import os
 import sys
 
 from on_lstm_keras.cli._args import POSITIVE
 from on_lstm_keras.parsing.trees import TREE_RULES
+
+DIRECTION_CHOICES = ("forward", "backward", "both")
+DIRECTION_HELP = (
+    "which reading of the sentences the split scores come from: forward "
+    "(the model left to right), backward (a model of reversed sentences) "
+    "or both (the two, each z-scored per sentence, averaged); default: the "
+    "model's own direction")
+BACKWARD_HELP = (
+    "directory of the backward model's run, for --direction both or "
+    "backward (default: MODEL/backward if it holds a run)")
 
 TREE_RULE_HELP = (
     "how a tree is built from the distances: 'official' (the ON-LSTM "
@@ -17,14 +29,19 @@ def format_parse(parse, fmt, distances=False):
 
     With `distances` (JSON only): an object with the words, the tree and
     each layer's `d_f` (`{"words": ..., "tree": ..., "distances": [[layer
-    1's d_f per word], ...]}`).
+    1's d_f per word], ...]}`), plus `"backward_distances"` (the backward
+    model's, in input order) and `"scores"` (what the tree was built from)
+    when a backward model was read.
     """
     from on_lstm_keras import parsing
 
     if distances:
-        return json.dumps({"words": parse.words, "tree": parse.tree,
-                           "distances": parse.layer_distances},
-                          ensure_ascii=False)
+        record = {"words": parse.words, "tree": parse.tree,
+                  "distances": parse.layer_distances}
+        if getattr(parse, "backward_layer_distances", None):
+            record["backward_distances"] = parse.backward_layer_distances
+            record["scores"] = parse.distances
+        return json.dumps(record, ensure_ascii=False)
     if parse.tree is None:
         return "" if fmt != "json" else "null"
     if fmt == "json":
@@ -32,6 +49,45 @@ def format_parse(parse, fmt, distances=False):
     if fmt == "brackets":
         return parsing.to_brackets(parse.tree)
     return parsing.ascii_tree(parse.tree)
+
+
+def or_mean(layer_type):
+    """An argparse `type` for `--layer`: `mean` (the mean over layers), or
+    what `layer_type` takes (its message, with `mean` named, otherwise)."""
+    def parse(text):
+        if text == "mean":
+            return text
+        try:
+            return layer_type(text)
+        except argparse.ArgumentTypeError as e:
+            raise argparse.ArgumentTypeError(
+                f"{e} (or 'mean', the mean over layers)") from None
+    return parse
+
+
+def add_direction_arguments(parser):
+    """`--direction` and `--backward-model`."""
+    parser.add_argument("--direction", choices=DIRECTION_CHOICES,
+                        default=None, help=DIRECTION_HELP)
+    parser.add_argument("--backward-model", default=None, metavar="DIR",
+                        help=BACKWARD_HELP)
+
+
+def check_direction_flags(args):
+    """Raises a `ValueError` naming the flags when `--direction` and
+    `--backward-model` do not go together."""
+    if args.backward_model is not None and args.direction not in ("backward", "both"):
+        raise ValueError(
+            "--backward-model is read with --direction both or backward, "
+            f"received --direction {args.direction or '(none)'} "
+            f"--backward-model {args.backward_model}")
+    if args.direction == "both" and args.backward_model is None and not (
+            args.model and os.path.isfile(
+                os.path.join(args.model, "backward", "run.json"))):
+        raise ValueError(
+            "--direction both needs a backward model: give --backward-model "
+            f"DIR (or put its run in {os.path.join(args.model, 'backward')}),"
+            " received --direction both without one")
 
 
 def add_tree_rule_arguments(parser):
@@ -59,8 +115,11 @@ def tree_rule_of(args, command):
 
 def add_parse_arguments(parser):
     parser.add_argument("--model", required=True, help="model directory")
-    parser.add_argument("--layer", type=POSITIVE, default=None,
-                        help="layer number from 1 (default: the middle one)")
+    parser.add_argument("--layer", type=or_mean(POSITIVE), default=None,
+                        help="layer number from 1, or 'mean' (the mean over "
+                             "layers of the per-sentence z-scored distances; "
+                             "default: the middle layer)")
+    add_direction_arguments(parser)
     parser.add_argument("--format", choices=("json", "brackets", "ascii"),
                         default="json", help="output (default: %(default)s)")
     parser.add_argument("--distances", action="store_true",
@@ -97,13 +156,16 @@ def run_parse(args):
         raise ValueError("--distances needs --format json, received "
                          f"--format {args.format}")
     tree_rule = tree_rule_of(args, "parse")
+    check_direction_flags(args)
     from on_lstm_keras.parsing import runs
     from on_lstm_keras.models.saving import load_run
 
     run = load_run(args.model)
+    backward = runs.backward_of(args.model, args.backward_model, args.direction)
     sentences = read_input_sentences(args)
     for parse in runs.parse(run, sentences, layer=args.layer,
                             presegmented=args.presegmented,
                             tree_rule=tree_rule,
-                            progress=not args.quiet):
+                            progress=not args.quiet,
+                            direction=args.direction, backward_run=backward):
         print(format_parse(parse, args.format, args.distances), flush=True)

@@ -4,7 +4,9 @@ Pure Python + numpy (no Keras; nltk only once a treebank is read or an
 `nltk.Tree` is made): build binary trees from per-word
 distances (`distances_to_tree`), convert trees between formats, score them
 against gold trees with unlabelled span F1, make baseline trees, and load
-gold trees from the Penn and Sinica treebanks.
+gold trees from the Penn and Sinica treebanks. `split_scores` combines the
+distances of a forward and a backward model (and of several layers) into
+one score per word.
 
 Trees are nested lists of words; a single word is the word itself.
 """
@@ -22,6 +24,10 @@ from on_lstm_keras.parsing.metrics import corpus_prf
 from on_lstm_keras.parsing.metrics import evaluate
 from on_lstm_keras.parsing.metrics import sentence_prf
 from on_lstm_keras.parsing.metrics import spans
+from on_lstm_keras.parsing.scores import DIRECTIONS
+from on_lstm_keras.parsing.scores import layer_view
+from on_lstm_keras.parsing.scores import split_scores
+from on_lstm_keras.parsing.scores import zscore
 from on_lstm_keras.parsing.treebanks import PTB_WORD_TAGS
 from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
 from on_lstm_keras.parsing.treebanks import GoldSentence
@@ -41,6 +47,7 @@ from on_lstm_keras.parsing.trees import to_nltk
 
 __all__ = [
     "BASELINES",
+    "DIRECTIONS",
     "PRF",
     "PTB_WORD_TAGS",
     "TREE_RULES",
@@ -55,6 +62,7 @@ __all__ = [
     "evaluate",
     "from_brackets",
     "from_nltk",
+    "layer_view",
     "leaves",
     "left_branching",
     "load_ptb",
@@ -64,9 +72,11 @@ __all__ = [
     "right_branching",
     "sentence_prf",
     "spans",
+    "split_scores",
     "to_brackets",
     "to_json",
     "to_nltk",
+    "zscore",
 ]
 
 

@@ -24,44 +24,34 @@ def default_layer(num_layers):
     return (num_layers + 1) // 2
 
 
-def check_layer(layer, num_layers):
-    """Returns `layer` (1-based) or raises a `ValueError` naming it."""
+def check_layer(layer, num_layers, mean=False):
+    """Returns `layer` (1-based; `None`: the middle one) or raises a
+    `ValueError` naming it. With `mean=True`, `"mean"` is taken too."""
     if layer is None:
         return default_layer(num_layers)
+    if mean and layer == "mean":
+        return layer
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= layer <= num_layers:
+        alternative = " or 'mean'" if mean else ""
         raise ValueError(
             f"Argument `layer` must be an integer in 1..{num_layers} (the "
-            f"model has {num_layers} layer{'s' if num_layers != 1 else ''}), "
-            f"received: layer={layer!r}"
+            f"model has {num_layers} layer{'s' if num_layers != 1 else ''})"
+            f"{alternative}, received: layer={layer!r}"
         )
     return int(layer)
 
 
-def sentence_distances(model, vocab, sentences, batch_size=64,
-                       progress=False):
-    """Master-forget distances of every layer at every word.
+def model_direction(model):
+    """The reading direction a model records (`"forward"` when it records
+    none, as models made before the field do)."""
+    return getattr(model, "direction", None) or "forward"
 
-    The sentences are sorted by length and read in buckets of `batch_size`
-    sentences of about the same length, one model call per bucket, each
-    right-padded (and masked) to its longest sentence only; the results
-    come back in input order. Padding and masking give the same distances
-    as reading each sentence on its own.
 
-    Args:
-        model: A language model called as `model(tokens,
-            return_distances=True)` returning `(logits, distances)` with
-            distances `(batch, layers, time, 2)` (`ONLSTMLanguageModel`,
-            not stateful); column `DISTANCE_FORGET` is `d_f`.
-        vocab: The model's `Vocabulary`.
-        sentences: Lists of words (already segmented), each non-empty.
-        batch_size: Sentences per model call.
-        progress: Show a progress bar on stderr (needs tqdm, and a
-            terminal; silently off otherwise).
-
-    Returns:
-        One float64 array `(layers, len(sentence))` per sentence, in the
-        order of `sentences`.
-    """
+def _readings(model, vocab, sentences, batch_size, progress):
+    """`d_f` of every layer at every step after the opening `<eos>`, in the
+    model's reading order: one `(layers, n + 1)` array per sentence, the
+    last column being the closing `<eos>`. A backward model reads each
+    sentence reversed."""
     import keras
 
     from on_lstm_keras._extras import progress_bar
@@ -74,6 +64,8 @@ def sentence_distances(model, vocab, sentences, batch_size=64,
         raise ValueError(
             "Argument `sentences` must hold non-empty word lists, received: "
             f"sentences[{empty}]={sentences[empty]!r}")
+    if model_direction(model) == "backward":
+        sentences = [list(s)[::-1] for s in sentences]
     ids = np.asarray(vocab.encode([w for s in sentences for w in s]),
                      dtype="int32")
     starts = np.concatenate([[0], np.cumsum(lengths)])
@@ -95,31 +87,197 @@ def sentence_distances(model, vocab, sentences, batch_size=64,
             d_f = keras.ops.convert_to_numpy(distances)[..., DISTANCE_FORGET]
             d_f = d_f[:, :, 1:].astype(np.float64)
             for k, row in enumerate(rows):
-                results[row] = d_f[k, :, : n[k]]
+                results[row] = d_f[k, :, : n[k] + 1]
             bar.update(len(rows))
     return results
 
 
+def sentence_distances(model, vocab, sentences, batch_size=64,
+                       progress=False):
+    """Master-forget distances of every layer at every word.
+
+    The sentences are sorted by length and read in buckets of `batch_size`
+    sentences of about the same length, one model call per bucket, each
+    right-padded (and masked) to its longest sentence only; the results
+    come back in input order. Padding and masking give the same distances
+    as reading each sentence on its own.
+
+    A backward model (`direction="backward"`, trained on reversed
+    sentences) reads each sentence reversed, framed the same way
+    (`<eos> w_n … w_1 <eos>`), and its distances come back flipped to
+    input order: column `i` is always word `i`. A forward model's `d_f` at
+    word `i` scores the boundary before it (between `w_(i-1)` and `w_i`), a
+    backward model's the boundary after it (see `boundary_distances`).
+
+    Args:
+        model: A language model called as `model(tokens,
+            return_distances=True)` returning `(logits, distances)` with
+            distances `(batch, layers, time, 2)` (`ONLSTMLanguageModel`,
+            not stateful); column `DISTANCE_FORGET` is `d_f`. Its
+            `direction` attribute (default `"forward"`) says how it reads.
+        vocab: The model's `Vocabulary`.
+        sentences: Lists of words (already segmented), each non-empty.
+        batch_size: Sentences per model call.
+        progress: Show a progress bar on stderr (needs tqdm, and a
+            terminal; silently off otherwise).
+
+    Returns:
+        One float64 array `(layers, len(sentence))` per sentence, in the
+        order of `sentences`.
+    """
+    readings = _readings(model, vocab, sentences, batch_size, progress)
+    if model_direction(model) == "backward":
+        return [r[:, -2::-1] for r in readings]
+    return [r[:, :-1] for r in readings]
+
+
+def boundary_distances(model, vocab, sentences, batch_size=64,
+                       progress=False):
+    """Master-forget distances of every layer at every word boundary.
+
+    Boundary `j` of an `n`-word sentence lies before word `j` (between
+    `w_(j-1)` and `w_j`); boundary 0 is the sentence start and boundary `n`
+    its end. A forward model reads boundary `j` at word `j` (and boundary
+    `n` at the closing `<eos>`); a backward model reads it at word `j - 1`
+    (and boundary 0 at the closing `<eos>` of the reversed sentence). Both
+    come back boundary-indexed, so the two directions line up.
+
+    Args:
+        model, vocab, sentences, batch_size, progress: See
+            `sentence_distances`.
+
+    Returns:
+        One float64 array `(layers, len(sentence) + 1)` per sentence, in
+        the order of `sentences`.
+    """
+    readings = _readings(model, vocab, sentences, batch_size, progress)
+    if model_direction(model) == "backward":
+        return [r[:, ::-1] for r in readings]
+    return list(readings)
+
+
+def reading_models(direction, model, backward_model=None):
+    """The forward and the backward model that `direction` reads with.
+
+    Args:
+        direction: `"forward"`, `"backward"`, `"both"`, or `None` for the
+            model's own direction (`"forward"` for every model that
+            records none).
+        model: The model (forward, or backward for `direction="backward"`).
+        backward_model: A backward model (`direction="backward"`), needed
+            for `"both"`; for `"backward"` it is used in place of `model`.
+
+    Returns:
+        `(forward, backward)`, each a model or `None`.
+
+    Raises:
+        ValueError: naming the argument: an unknown direction, a model
+            reading the wrong way, or no backward model where one is needed.
+    """
+    from on_lstm_keras.parsing.scores import direction_arg
+
+    if direction is None:
+        direction = model_direction(model)
+    direction = direction_arg(direction)
+    if backward_model is not None and model_direction(backward_model) != "backward":
+        raise ValueError(
+            "Argument `backward_model` must be a model of reversed sentences "
+            "(direction='backward'), received one whose direction is "
+            f"{model_direction(backward_model)!r}")
+    if direction == "backward":
+        if backward_model is not None:
+            return None, backward_model
+        if model_direction(model) == "backward":
+            return None, model
+        raise ValueError(
+            "Argument `direction='backward'` needs a backward model: the "
+            "model reads forward and no `backward_model` was given")
+    if model_direction(model) != "forward":
+        raise ValueError(
+            f"Argument `direction={direction!r}` reads the model forward, but "
+            "it is a model of reversed sentences (direction='backward'); use "
+            "direction='backward'")
+    if direction == "forward":
+        return model, None
+    if backward_model is None:
+        raise ValueError(
+            "Argument `direction='both'` needs a backward model as "
+            "`backward_model`, received none")
+    return model, backward_model
+
+
+def directional_boundaries(sentences, forward=None, backward=None,
+                           batch_size=64, progress=False):
+    """`boundary_distances` of a forward and a backward model.
+
+    Args:
+        sentences: Lists of words, each non-empty.
+        forward, backward: `(model, vocab)` pairs, or `None`.
+        batch_size, progress: See `sentence_distances`.
+
+    Returns:
+        A list of `(forward_boundaries, backward_boundaries)` per sentence,
+        `None` for a direction not read.
+    """
+    columns = []
+    for pair in (forward, backward):
+        if pair is None:
+            columns.append([None] * len(sentences))
+        else:
+            columns.append(boundary_distances(pair[0], pair[1], sentences,
+                                              batch_size, progress))
+    return list(zip(*columns))
+
+
 def parse_sentences(model, vocab, sentences, layer=None, tree_rule="official",
-                    batch_size=64, *, split=None):
-    """Unsupervised trees of `sentences` from one layer of `model`.
+                    batch_size=64, *, split=None, direction=None,
+                    backward_model=None, backward_vocab=None):
+    """Unsupervised trees of `sentences` from one layer of `model`, or from
+    the split scores of a backward model, or of both directions
+    (`parsing.scores`).
 
     Args:
         model, vocab, sentences, batch_size: See `sentence_distances`.
-        layer: Layer number from 1; default the middle one.
+        layer: Layer number from 1 (default: the middle one), or `"mean"`
+            (the mean over layers of the per-sentence z-scored `d_f`).
         tree_rule: `"official"` or `"plain"` (see `distances_to_tree`).
         split: Deprecated name of `tree_rule`.
+        direction: `"forward"`, `"backward"` or `"both"`; default the
+            model's own (see `reading_models`).
+        backward_model: A backward model, for `"both"` (or `"backward"`).
+        backward_vocab: Its vocabulary; default `vocab`.
 
     Returns:
-        List of `(tree, distances)`: nested-list tree and the layer's
-        per-word `d_f`.
+        List of `(tree, scores)`: nested-list tree and the per-word scores
+        it was built from (the layer's `d_f` for one forward layer, as
+        before).
     """
+    from on_lstm_keras.parsing.scores import split_scores
+
     tree_rule = tree_rule_arg(tree_rule, split)
-    layer = check_layer(layer, len(model.rnn_layers))
+    forward, backward = reading_models(direction, model, backward_model)
+    if backward is None and layer != "mean":
+        layer = check_layer(layer, len(model.rnn_layers))
+        out = []
+        for words, distances in zip(
+            sentences, sentence_distances(model, vocab, sentences, batch_size)
+        ):
+            d = distances[layer - 1]
+            out.append((distances_to_tree(words, d, tree_rule), d))
+        return out
+    for m in (forward, backward):
+        if m is not None:
+            check_layer(layer, len(m.rnn_layers), mean=True)
+    if backward is model:
+        backward_vocab = vocab
+    pairs = directional_boundaries(
+        sentences,
+        forward=None if forward is None else (forward, vocab),
+        backward=None if backward is None else (
+            backward, vocab if backward_vocab is None else backward_vocab),
+        batch_size=batch_size)
     out = []
-    for words, distances in zip(
-        sentences, sentence_distances(model, vocab, sentences, batch_size)
-    ):
-        d = distances[layer - 1]
+    for words, (f, b) in zip(sentences, pairs):
+        d = split_scores(f, b, layer)
         out.append((distances_to_tree(words, d, tree_rule), d))
     return out

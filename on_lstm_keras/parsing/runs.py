@@ -6,6 +6,7 @@ model is loaded, so scoring a baseline stays fast.
 """
 
 import dataclasses
+import os
 
 import numpy as np
 
@@ -21,19 +22,72 @@ class Parse:
     Attributes:
         words: The sentence's words.
         tree: Its nested-list tree (`None` for an empty sentence).
-        distances: `d_f` of the chosen layer, one per word.
-        layer_distances: `d_f` of every layer, one list per layer (the
-            first is layer 1), one number per word.
+        distances: The split scores the tree was built from, one per
+            word: `d_f` of the chosen layer for one forward layer (see
+            `parsing.scores` for the others).
+        layer_distances: `d_f` of every layer of the forward model, one
+            list per layer (the first is layer 1), one number per word
+            (empty when only a backward model was read).
+        backward_layer_distances: The same for the backward model, in
+            input order (word `i`'s value scores the boundary after it);
+            empty when no backward model was read.
     """
 
     words: list
     tree: object
     distances: list
     layer_distances: list = dataclasses.field(default_factory=list)
+    backward_layer_distances: list = dataclasses.field(default_factory=list)
+
+
+BACKWARD_SUBDIR = "backward"
+"""Where a run directory may hold the run of its backward model."""
+
+
+def _load(run):
+    from on_lstm_keras.models.saving import load_run
+
+    return load_run(run) if isinstance(run, str) else run
+
+
+def backward_of(run, backward, direction):
+    """The backward run `direction` needs: `backward` (a directory or a
+    `LoadedRun`), else `<run>/backward` when `run` is a directory that holds
+    one, else `None`."""
+    from on_lstm_keras.models.saving import has_run
+
+    if backward is not None or direction not in ("backward", "both"):
+        return _load(backward) if backward is not None else None
+    if isinstance(run, str):
+        candidate = os.path.join(run, BACKWARD_SUBDIR)
+        if has_run(candidate):
+            return _load(candidate)
+    return None
+
+
+def _read(run, backward, direction, words, layer, progress):
+    """Split scores (and per-word distances) of non-empty word lists."""
+    from on_lstm_keras.parsing.model_parser import check_layer
+    from on_lstm_keras.parsing.model_parser import directional_boundaries
+    from on_lstm_keras.parsing.model_parser import reading_models
+
+    forward_model, backward_model = reading_models(
+        direction, run.model, None if backward is None else backward.model)
+    if backward_model is run.model:
+        backward = run
+    for m in (forward_model, backward_model):
+        if m is not None:
+            check_layer(layer, len(m.rnn_layers), mean=True)
+    return directional_boundaries(
+        words,
+        forward=None if forward_model is None else (run.model, run.vocab),
+        backward=None if backward_model is None else (backward.model,
+                                                      backward.vocab),
+        progress=progress)
 
 
 def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
-          *, split=None, progress=False):
+          *, split=None, progress=False, direction=None, backward_run=None):
     """Parses sentences with a trained model.
 
     Args:
@@ -41,11 +95,20 @@ def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
         sentences: Strings; segmented with the run's tokenizer (jieba for a
             Chinese model), or split on whitespace with `presegmented=True`.
             Lists of words are taken as they are.
-        layer: Layer number from 1; default the middle one.
+        layer: Layer number from 1 (default: the middle one), or `"mean"`
+            (the mean over layers, see `parsing.scores`).
         presegmented: Split strings on whitespace instead of tokenizing.
         tree_rule: `"official"` or `"plain"` (see `distances_to_tree`).
         split: Deprecated name of `tree_rule`.
         progress: Show a progress bar on stderr (see `sentence_distances`).
+        direction: `"forward"`, `"backward"` (a model of reversed
+            sentences) or `"both"` (the two combined, see
+            `parsing.scores`); default the run's own direction (forward
+            for every run that records none).
+        backward_run: The backward model's run (a directory or a
+            `LoadedRun`) for `"both"` or `"backward"`; default the run in
+            `<run>/backward` when `run` is a directory holding one. The
+            sentences are segmented with `run`'s tokenizer.
 
     Returns:
         A list of `Parse`, in input order; an empty sentence gives a
@@ -54,12 +117,22 @@ def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
     from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
     from on_lstm_keras.models.saving import load_run
     from on_lstm_keras.parsing.model_parser import check_layer
+    from on_lstm_keras.parsing.model_parser import model_direction
     from on_lstm_keras.parsing.model_parser import sentence_distances
+    from on_lstm_keras.parsing.scores import direction_arg
+    from on_lstm_keras.parsing.scores import split_scores
 
     tree_rule = tree_rule_arg(tree_rule, split)
+    if direction is not None:
+        direction = direction_arg(direction)
+    backward = backward_of(run, backward_run, direction)
     if isinstance(run, str):
         run = load_run(run)
-    layer = check_layer(layer, len(run.model.rnn_layers))
+    if direction is None:
+        direction = model_direction(run.model)
+    old_path = direction == "forward" and layer != "mean"
+    if old_path:
+        layer = check_layer(layer, len(run.model.rnn_layers))
     tokenizer = run.tokenizer or WhitespaceTokenizer()
     if presegmented:
         tokenizer = WhitespaceTokenizer(
@@ -67,24 +140,41 @@ def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
         )
     words = [s if isinstance(s, list) else tokenizer(s) for s in sentences]
     nonempty = [w for w in words if w]
-    distances = iter(sentence_distances(run.model, run.vocab, nonempty,
-                                        progress=progress)
-                     if nonempty else [])
+    if old_path:
+        # One forward layer: its d_f as it is (as before directions).
+        from on_lstm_keras.parsing.model_parser import reading_models
+
+        reading_models(direction, run.model)
+        distances = iter(sentence_distances(run.model, run.vocab, nonempty,
+                                            progress=progress)
+                         if nonempty else [])
+    else:
+        boundaries = iter(_read(run, backward, direction, nonempty, layer,
+                                progress) if nonempty else [])
     out = []
     for w in words:
         if not w:
             out.append(Parse([], None, []))
             continue
-        d = next(distances)
-        out.append(Parse(w, distances_to_tree(w, d[layer - 1], tree_rule),
-                         d[layer - 1].tolist(), d.tolist()))
+        if old_path:
+            d = next(distances)
+            out.append(Parse(w, distances_to_tree(w, d[layer - 1], tree_rule),
+                             d[layer - 1].tolist(), d.tolist()))
+            continue
+        f, b = next(boundaries)
+        scores = split_scores(f, b, layer)
+        out.append(Parse(
+            w, distances_to_tree(w, scores, tree_rule), scores.tolist(),
+            [] if f is None else f[:, :-1].tolist(),
+            [] if b is None else b[:, 1:].tolist()))
     return out
 
 
 def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
                       max_length=None, nltk_data=None, seed=0,
                       to_simplified=None, tree_rule="official", *,
-                      split=None, fileids=None, progress=False):
+                      split=None, fileids=None, progress=False,
+                      direction=None, backward_model=None):
     """Unlabeled F1 of a model's trees (or of a baseline) on a treebank.
 
     Two figures are given (see `on_lstm_keras.parsing.metrics`):
@@ -100,7 +190,9 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
         treebank: `"ptb"` (the paper's preprocessing) or `"sinica"`.
         model: A model directory or `LoadedRun`; or use `baseline`.
         baseline: `"left"`, `"right"`, `"balanced"` or `"random"`.
-        layer: Layer number from 1, `"all"`, or `None` for the middle one.
+        layer: Layer number from 1, `"mean"` (the mean over layers, see
+            `parsing.scores`), `"all"` (each layer in turn), or `None` for
+            the middle one.
         max_length: Keep sentences of at most this many words (10: WSJ10).
         nltk_data: Folder holding `corpora/treebank` or
             `corpora/sinica_treebank`; default nltk's data path.
@@ -114,12 +206,18 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
             `"wsj_2300.mrg"` for section 23 of a full WSJ); default all.
         progress: Show a progress bar on stderr while the model reads the
             sentences.
+        direction: `"forward"`, `"backward"` or `"both"` (see `parse`);
+            default the model's own direction.
+        backward_model: The backward model's run (a directory or a
+            `LoadedRun`) for `"both"` or `"backward"`; default
+            `<model>/backward` when `model` is a directory holding one.
 
     Returns:
         A dict with `treebank`, `max_length`, `sentences` (scored),
         `skipped` (fewer than two words), `sentence_f1` and `corpus_f1`
         (percent) and the `layer` or `baseline`; for `layer="all"`, a
-        `per_layer` list instead; `fileids` when given.
+        `per_layer` list instead; `fileids` when given; `direction`
+        unless the trees come from one layer of a forward model.
     """
     from on_lstm_keras import parsing
 
@@ -135,16 +233,36 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
             f"fileids={fileids!r} with treebank={treebank!r}")
     if baseline is not None:
         check.choice("baseline", baseline, parsing.BASELINES)
+    from on_lstm_keras.parsing.scores import direction_arg
+
+    if direction is not None:
+        direction = direction_arg(direction)
+    if backward_model is not None and model is None:
+        raise ValueError(
+            "Argument `backward_model` goes with `model`, received: "
+            f"backward_model={backward_model!r} with baseline={baseline!r}")
     if model is not None:
         # Keras starts here, and only for a model.
         from on_lstm_keras.models.saving import load_run
         from on_lstm_keras.parsing.model_parser import check_layer
+        from on_lstm_keras.parsing.model_parser import model_direction
+        from on_lstm_keras.parsing.model_parser import reading_models
         from on_lstm_keras.parsing.model_parser import sentence_distances
 
+        backward_model = backward_of(model, backward_model, direction)
         if isinstance(model, str):
             model = load_run(model)
-    if model is not None and layer != "all":
+        if direction is None:
+            direction = model_direction(model.model)
         # Before the treebank is read and scored.
+        forward_net, backward_net = reading_models(
+            direction, model.model,
+            None if backward_model is None else backward_model.model)
+        for net in (forward_net, backward_net):
+            if net is not None and layer != "all":
+                check_layer(layer, len(net.rnn_layers), mean=True)
+    old_path = direction in (None, "forward") and layer != "mean"
+    if model is not None and layer != "all" and old_path:
         layer = check_layer(layer, len(model.model.rnn_layers))
     if to_simplified is None:
         to_simplified = bool(model and model.info.get("script") == "simplified")
@@ -172,16 +290,31 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
                       **score(trees))
         return result
 
-    num_layers = len(model.model.rnn_layers)
     words = [g.words for g in scored]
-    distances = (sentence_distances(model.model, model.vocab, words,
-                                    progress=progress) if words else [])
-    unknown = sum(w not in model.vocab for s in words for w in s)
+    if old_path:
+        num_layers = len(model.model.rnn_layers)
+        distances = (sentence_distances(model.model, model.vocab, words,
+                                        progress=progress) if words else [])
+    else:
+        from on_lstm_keras.parsing.scores import split_scores
+
+        result["direction"] = direction
+        num_layers = min(len(net.rnn_layers)
+                         for net in (forward_net, backward_net) if net is not None)
+        boundaries = (_read(model, backward_model, direction, words,
+                            None if layer == "all" else layer, progress)
+                      if words else [])
+    vocab = model.vocab if forward_net is not None else (
+        backward_model or model).vocab
+    unknown = sum(w not in vocab for s in words for w in s)
     result["unknown_word_rate"] = unknown / max(1, sum(len(s) for s in words))
 
     def trees_of(k):
-        return [distances_to_tree(w, d[k - 1], tree_rule)
-                for w, d in zip(words, distances)]
+        if old_path:
+            return [distances_to_tree(w, d[k - 1], tree_rule)
+                    for w, d in zip(words, distances)]
+        return [distances_to_tree(w, split_scores(f, b, k), tree_rule)
+                for w, (f, b) in zip(words, boundaries)]
 
     if layer == "all":
         result["per_layer"] = [
