@@ -52,6 +52,21 @@ def positive_float(name, value):
     return float(value)
 
 
+def non_negative_float(name, value):
+    """Returns `value` as a float if it is a finite number >= 0, else raises."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(float(value))
+        or value < 0
+    ):
+        raise ValueError(
+            f"Argument `{name}` must be a finite number >= 0, "
+            f"received: {name}={value!r}"
+        )
+    return float(value)
+
+
 def rate(name, value):
     """Returns `value` as a float if it lies in [0, 1), else raises."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -84,9 +84,7 @@ def _check_field(field, value):
     if kind == "positive_float":
         return check.positive_float(name, value)
     if kind == "non_negative_float":
-        if value == 0 and not isinstance(value, bool):
-            return 0.0
-        return check.positive_float(name, value)
+        return check.non_negative_float(name, value)
     if kind == "bool":
         if not isinstance(value, bool):
             raise ValueError(

@@ -81,7 +81,7 @@ def test_unknown_keys_are_named(cls, data, message):
      "`max_vocab` must be at least 4 (3 special tokens and a word), received: max_vocab=3"),
     (TrainingConfig, "learning_rate", -1.0, "`learning_rate` must be a finite number > 0"),
     (TrainingConfig, "clipnorm", float("nan"), "`clipnorm` must be a finite number > 0"),
-    (TrainingConfig, "weight_decay", -1e-6, "`weight_decay` must be a finite number > 0"),
+    (TrainingConfig, "weight_decay", -1e-6, "`weight_decay` must be a finite number >= 0"),
     (TrainingConfig, "optimizer", "rmsprop", "`optimizer` must be one of 'sgd', 'adam'"),
     (TrainingConfig, "seed", -1, "`seed` must be a non-negative integer, received: seed=-1"),
     (TrainingConfig, "epochs", True, "`epochs` must be a positive integer, received: epochs=True"),

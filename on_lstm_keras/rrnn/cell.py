@@ -27,25 +27,6 @@ VARIANTS = ("rrnn", "rrnn_gru")
 CANDIDATE_NORMS = (None, "score", "value")
 
 
-def non_negative_float(name, value):
-    """Returns `value` as a float if it is a finite number >= 0, else raises.
-
-    The RRNN loss weights (`margin_weight`, the tree-distance `weight`) may
-    be 0, which `_validation.positive_float` rejects. (Belongs in
-    `on_lstm_keras._validation` beside `positive_float`.)
-    """
-    if not (value == 0 and not isinstance(value, bool)):
-        try:
-            return check.positive_float(name, value)
-        except ValueError:
-            pass
-        raise ValueError(
-            f"Argument `{name}` must be a finite number >= 0, "
-            f"received: {name}={value!r}"
-        )
-    return 0.0
-
-
 def _names(argument, value, allowed):
     if isinstance(value, str) or not hasattr(value, "__iter__"):
         raise ValueError(

@@ -5,7 +5,7 @@ import numpy as np
 from keras import ops
 from keras.layers import Layer
 
-from on_lstm_keras.rrnn.cell import non_negative_float
+from on_lstm_keras import _validation as check
 from on_lstm_keras.rrnn.nodes import pad_to_width
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 
@@ -270,7 +270,7 @@ class RRNNTreeDistance(Layer):
 
     def __init__(self, weight=0.003, internal_only=True, isomorphic=True,
                  **kwargs):
-        weight = non_negative_float("weight", weight)
+        weight = check.non_negative_float("weight", weight)
         super().__init__(**kwargs)
         self.weight = weight
         self.internal_only = bool(internal_only)

@@ -13,13 +13,13 @@ from keras.layers import RNN
 # The backend-agnostic recurrence that `keras.layers.RNN` itself runs on.
 from keras.src.backend import rnn as backend_rnn
 
+from on_lstm_keras import _validation as check
 from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
 from on_lstm_keras.layers._rnn_extras import check_sequence_rank
 from on_lstm_keras.layers._rnn_extras import insert_extra_masks
 from on_lstm_keras.layers._rnn_extras import insert_extras
 from on_lstm_keras.rrnn.cell import LEGACY_SEARCH_OPTIONS
 from on_lstm_keras.rrnn.cell import RRNNCell
-from on_lstm_keras.rrnn.cell import non_negative_float
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
 from on_lstm_keras.rrnn.trees import DEFAULT_ACTIVATIONS
 from on_lstm_keras.rrnn.trees import OPERATIONS
@@ -217,7 +217,7 @@ class RRNN(RNN):
         unroll=False,
         **kwargs,
     ):
-        margin_weight = non_negative_float("margin_weight", margin_weight)
+        margin_weight = check.non_negative_float("margin_weight", margin_weight)
         cell = RRNNCell(
             units,
             iterations=iterations,
