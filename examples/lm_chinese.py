@@ -178,6 +178,7 @@ def new_model(recurrent):
         embedding_dropout=m.embedding_dropout,
         weight_drop=m.weight_drop,
         tie_weights=m.tie_weights,
+        direction=m.direction,
         stateful=True,
         seed=t.seed,
     )

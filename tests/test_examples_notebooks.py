@@ -18,7 +18,7 @@ from tests.conftest import REPO_ROOT
 
 EXAMPLES = REPO_ROOT / "examples"
 NARRATED = ["lm_chinese.py", "parse_chinese.py", "ptb_parsing.py",
-            "sentiment_chinese.py", "logical_inference.py"]
+            "sentiment_chinese.py", "logical_inference.py", "rrnn_chars.py"]
 MARKDOWN = "# %% [markdown]"
 
 
@@ -104,6 +104,21 @@ def _run(argv, cwd, **kwargs):
                           text=True, timeout=600, **kwargs)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     return done.stdout
+
+
+def test_lm_chinese_builds_the_model_with_every_config_field():
+    """The model built in view takes every field of `ModelConfig`, so that
+    a field added later (or recorded by a resumed run) is not dropped,
+    which the run comparison below misses while the field has its
+    default."""
+    from on_lstm_keras.config import ModelConfig
+
+    tree = ast.parse((EXAMPLES / "lm_chinese.py").read_text(encoding="utf-8"))
+    builds = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
+              and getattr(node.func, "id", None) == "ONLSTMLanguageModel"]
+    assert len(builds) == 1
+    given = {keyword.arg for keyword in builds[0].keywords}
+    assert set(ModelConfig.field_names()) - given == set()
 
 
 @pytest.mark.slow
