@@ -66,7 +66,9 @@ def backward_of(run, backward, direction):
 
 
 def _read(run, backward, direction, words, layer, progress):
-    """Split scores (and per-word distances) of non-empty word lists."""
+    """`(forward, backward)` boundary distances of each of the non-empty
+    word lists `words` (`model_parser.directional_boundaries`), once the
+    models are checked against `direction` and `layer`."""
     from on_lstm_keras.parsing.model_parser import check_layer
     from on_lstm_keras.parsing.model_parser import directional_boundaries
     from on_lstm_keras.parsing.model_parser import reading_models
