@@ -223,6 +223,7 @@ from on_lstm_keras.models.saving import has_run
 from on_lstm_keras.models.training import checkpoint_epoch
 from on_lstm_keras.models.training import train_language_model
 from on_lstm_keras.workflow import finished_run
+from on_lstm_keras.workflow import interrupted_message
 from on_lstm_keras.workflow import output_lock
 from on_lstm_keras.workflow import perplexity_summary
 from on_lstm_keras.workflow import prepare_resume
@@ -270,9 +271,7 @@ with output_lock(output):
                     callbacks=callbacks,
                 )
             except KeyboardInterrupt:
-                saved = checkpoint_epoch(directory)
-                print(f"\nInterrupted: {saved} epochs are saved in {directory}; "
-                      "run again with --resume to continue.", file=sys.stderr)
+                print("\n" + interrupted_message(directory), file=sys.stderr)
                 sys.exit(130)
             seconds = time.time() - seconds
         results[recurrent] = score_run(directory, valid_ids, test_ids, seconds)

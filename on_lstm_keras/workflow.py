@@ -418,29 +418,34 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
             try:
                 results[kind] = train(corpus, directory, **common, **run)
             except KeyboardInterrupt:
-                saved = _saved_epochs(directory)
-                if saved:
-                    print(f"\nInterrupted: epoch {saved}, the last finished, is "
-                          f"saved in {directory}; run again with --resume to "
-                          "continue.", file=sys.stderr)
-                else:
-                    print(f"\nInterrupted before the first epoch ended: no "
-                          f"epoch was saved in {directory}; run the command "
-                          "again to start training.", file=sys.stderr)
+                print("\n" + interrupted_message(directory), file=sys.stderr)
                 raise
             print(f"{kind}: {perplexity_summary(results[kind])} "
                   f"(model in {directory})")
     return results
 
 
-def _saved_epochs(directory):
-    """Epochs in the checkpoint of `directory`, 0 if none or unreadable."""
+def interrupted_message(directory):
+    """What to tell a user who stopped training into `directory` (Ctrl-C):
+    which epoch is saved and how to continue.
+
+    Args:
+        directory: The run directory.
+
+    Returns:
+        One line of text.
+    """
     from on_lstm_keras.models.training import checkpoint_epoch
 
     try:
-        return checkpoint_epoch(directory)
-    except ValueError:
-        return 0
+        saved = checkpoint_epoch(directory)
+    except ValueError:  # a checkpoint cut short: nothing to continue from
+        saved = 0
+    if saved:
+        return (f"Interrupted: epoch {saved}, the last finished, is saved in "
+                f"{directory}; run again with --resume to continue.")
+    return (f"Interrupted before the first epoch ended: no epoch was saved in "
+            f"{directory}; run the command again to start training.")
 
 
 def perplexity_summary(info):

@@ -237,3 +237,17 @@ def test_the_lock_is_public_in_workflow(tmp_path):
         assert (tmp_path / ".lock").read_text().strip() == str(os.getpid())
     assert issubclass(workflow.DirectoryLocked, RuntimeError)
     assert not (tmp_path / ".lock").exists()
+
+
+def test_interrupted_message_names_the_saved_epoch(tmp_path):
+    assert workflow.interrupted_message(str(tmp_path)) == (
+        f"Interrupted before the first epoch ended: no epoch was saved in "
+        f"{tmp_path}; run the command again to start training.")
+    (tmp_path / "checkpoint").mkdir()
+    meta = tmp_path / "checkpoint" / "training_metadata.json"
+    meta.write_text('{"epoch": 3}')
+    assert workflow.interrupted_message(str(tmp_path)) == (
+        f"Interrupted: epoch 3, the last finished, is saved in {tmp_path}; "
+        "run again with --resume to continue.")
+    meta.write_text('{"epo')  # cut short: nothing to continue from
+    assert "no epoch was saved" in workflow.interrupted_message(str(tmp_path))
