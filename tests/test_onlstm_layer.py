@@ -557,3 +557,34 @@ def test_symbolic_outputs_have_the_shapes_of_the_eager_outputs(
     assert tuple(eager[0].shape) == (
         (3, 7, UNITS) if return_sequences else (3, UNITS)
     )
+
+
+def test_no_dropconnect_mask_without_dropconnect():
+    cell = ONLSTMCell(UNITS, CHUNK, recurrent_dropout=0.5)
+    cell.build((None, FEATURES))
+    assert cell.get_dropconnect_mask() is None
+    cell.get_recurrent_dropout_mask(np.zeros((2, UNITS), "float32"))
+    assert cell.get_dropconnect_mask() is None
+
+
+def test_recurrent_step_is_an_inference_step_by_default(rng):
+    """Without `training`, `recurrent_step` applies no recurrent dropout:
+    it is the reference's step."""
+    cell = ONLSTMCell(UNITS, CHUNK, recurrent_dropout=0.5, seed=1)
+    cell.build((None, FEATURES))
+    kernel, recurrent_kernel, bias = random_weights(rng)
+    cell.set_weights([kernel, recurrent_kernel, bias])
+    x = rng.normal(size=(3, FEATURES)).astype("float32")
+    h0 = rng.normal(size=(3, UNITS)).astype("float32")
+    c0 = rng.normal(size=(3, UNITS)).astype("float32")
+    z_x = cell.input_projection(x)
+    h, (_, c), distances = cell.recurrent_step(
+        z_x, [h0, c0], cell.recurrent_kernel
+    )
+    want_h, want_c, want_d = ref.step(
+        x.astype(np.float64), h0, c0, kernel, recurrent_kernel, bias, CHUNK,
+        "cumax",
+    )
+    np.testing.assert_allclose(np_(h), want_h, atol=1e-5)
+    np.testing.assert_allclose(np_(c), want_c, atol=1e-5)
+    np.testing.assert_allclose(np_(distances), want_d, atol=1e-5)
