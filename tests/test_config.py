@@ -134,7 +134,7 @@ OLD_DEFAULTS = dict(
     embedding_size=400, hidden_size=1150, num_layers=3, chunk_size=10,
     input_dropout=0.5, layer_dropout=0.3, output_dropout=0.45,
     embedding_dropout=0.1, weight_drop=0.45, master_input="cumax",
-    tie_weights=True, recurrent="onlstm",
+    tie_weights=True, recurrent="onlstm", direction="forward",
     batch_size=20, bptt=70, epochs=1, optimizer="sgd", learning_rate=None,
     clipnorm=0.25, weight_decay=1.2e-6, eval_batch_size=10,
     variable_length=False, min_count=1, max_vocab=None, seed=0,
