@@ -1,7 +1,8 @@
 """Unsupervised constituency parsing from ON-LSTM split distances.
 
-Pure Python + numpy (no Keras; nltk only once a treebank is read or an
-`nltk.Tree` is made): build binary trees from per-word
+The modules exported here use Python and numpy only (nltk once a treebank
+is read or an `nltk.Tree` is made; Keras only in `model_parser` and `runs`,
+which call a model): build binary trees from per-word
 distances (`distances_to_tree`), convert trees between formats, score them
 against gold trees with unlabelled span F1, make baseline trees, and load
 gold trees from the Penn and Sinica treebanks. `split_scores` combines the
