@@ -92,8 +92,9 @@ def _scan(step, inputs, states, reverse=False, unroll=False):
     def backend_step(inputs_t, states):
         # A lone output goes through as a tensor: JAX's `rnn` can only flip
         # a tensor.
-        outputs_t, states = step(inputs_t, states)
-        return (outputs_t[0] if reverse else outputs_t), states
+        outputs_t, new_states = step(inputs_t, states)
+        new_states = _same_static_shapes(new_states, states)
+        return (outputs_t[0] if reverse else outputs_t), new_states
 
     _, outputs, states = backend_rnn(
         backend_step,
@@ -107,6 +108,26 @@ def _scan(step, inputs, states, reverse=False, unroll=False):
     if reverse:  # `backend.rnn` gives them in processing order
         outputs = (ops.flip(outputs, axis=0),)
     return tuple(outputs), states
+
+
+def _same_static_shapes(new_states, states):
+    """`new_states`, each given the fully known static shape of its state.
+
+    TensorFlow's `while_loop` wants every loop variable to keep its static
+    shape. A state of static batch size 1 (a stateful model's carried
+    state, or a fixed-size initial state) combined with inputs whose batch
+    size is unknown (Keras relaxes the input shapes of a retraced function)
+    comes out with an unknown batch size, since 1 broadcasts against any
+    size. The sizes agree at run time; the reshape only restores the
+    static shape.
+    """
+    fixed = []
+    for new, old in zip(new_states, states):
+        shape = tuple(old.shape)
+        if None not in shape and tuple(new.shape) != shape:
+            new = ops.reshape(new, shape)
+        fixed.append(new)
+    return fixed
 
 
 def _scan_unknown_length(step, inputs, states, reverse):
@@ -126,8 +147,10 @@ def _scan_unknown_length(step, inputs, states, reverse):
     def counted_step(_, carried):
         t, states = carried[0], carried[1:]
         inputs_t = tuple(ops.take(x, t, axis=0) for x in inputs)
-        outputs_t, states = step(inputs_t, list(states))
-        return (outputs_t[0] if reverse else outputs_t), [t + stride, *states]
+        outputs_t, new_states = step(inputs_t, list(states))
+        new_states = _same_static_shapes(new_states, states)
+        return (outputs_t[0] if reverse else outputs_t), [t + stride,
+                                                          *new_states]
 
     start = ops.convert_to_tensor(first, dtype="int32")
     _, outputs, carried = backend_rnn(
