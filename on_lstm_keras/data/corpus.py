@@ -10,6 +10,7 @@ import dataclasses
 import os
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras._extras import progress_bar
 from on_lstm_keras.data import corpora
 from on_lstm_keras.data.tokenizers import JiebaTokenizer
 from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
@@ -46,17 +47,6 @@ def chinese_script(language, corpus=None, script=None):
     if corpus is None:
         return DEFAULT_CORPUS_SCRIPT[check.choice("language", language, LANGUAGES)]
     return None
-
-
-def _progress(iterable, desc, total=None, enabled=True):
-    if not enabled:
-        return iterable
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return iterable
-    return tqdm(iterable, desc=desc, total=total, unit=" sentences",
-                mininterval=1.0)
 
 
 @dataclasses.dataclass
@@ -142,11 +132,13 @@ def load_corpus(language="zh", corpus=None, max_sentences=None, user_dict=None,
         tokenizer = WhitespaceTokenizer(lowercase=lowercase)
         raw = corpora.read_sentences(corpus, split=False)[:max_sentences]
         source = corpus
-    sentences = [
-        words for words in (
-            tokenizer(s) for s in _progress(raw, "tokenizing", len(raw), progress)
-        ) if words
-    ]
+    sentences = []
+    with progress_bar(len(raw), "tokenizing", enabled=progress) as bar:
+        for text in raw:
+            words = tokenizer(text)
+            if words:
+                sentences.append(words)
+            bar.update(1)
     if len(sentences) < 3:
         raise corpora.CorpusError(
             f"{source}: only {len(sentences)} non-empty sentences; need at "
