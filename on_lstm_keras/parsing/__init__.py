@@ -12,8 +12,7 @@ one score per word.
 Trees are nested lists of words; a single word is the word itself.
 """
 
-import warnings
-
+from on_lstm_keras.parsing import trees
 from on_lstm_keras.parsing.baselines import BASELINES
 from on_lstm_keras.parsing.baselines import balanced
 from on_lstm_keras.parsing.baselines import baseline_tree
@@ -82,9 +81,4 @@ __all__ = [
 
 
 def __getattr__(name):
-    # `SPLITS` of older versions: the tree-building rules.
-    if name == "SPLITS":
-        warnings.warn("on_lstm_keras.parsing.SPLITS is deprecated; use "
-                      "TREE_RULES", DeprecationWarning, stacklevel=2)
-        return TREE_RULES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return trees.deprecated_attribute(__name__, name)

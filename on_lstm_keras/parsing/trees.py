@@ -31,13 +31,22 @@ def _is_nltk_tree(node):
     return tree_class is not None and isinstance(node, tree_class)
 
 
-def __getattr__(name):
-    # `SPLITS` of older versions: the tree-building rules.
+def deprecated_attribute(module, name):
+    """`SPLITS` of older versions (the tree-building rules), with a
+    warning that points at the code reading it; else `AttributeError`.
+    Serves the `__getattr__` of this module and of `on_lstm_keras.parsing`.
+    """
     if name == "SPLITS":
+        # 3: the reader of the attribute, past this function and the
+        # module's `__getattr__`.
         warnings.warn("on_lstm_keras.parsing.SPLITS is deprecated; use "
-                      "TREE_RULES", DeprecationWarning, stacklevel=2)
+                      "TREE_RULES", DeprecationWarning, stacklevel=3)
         return TREE_RULES
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+
+def __getattr__(name):
+    return deprecated_attribute(__name__, name)
 
 
 def tree_rule_arg(tree_rule, split=None, stacklevel=3):

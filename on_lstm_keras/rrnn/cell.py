@@ -27,6 +27,16 @@ VARIANTS = ("rrnn", "rrnn_gru")
 CANDIDATE_NORMS = (None, "score", "value")
 
 
+def with_legacy_search_options(config):
+    """A copy of a saved cell or layer config, with the search options
+    that configs saved before them lack (version 0.1.0) set off, so that
+    such a model loads as it was."""
+    config = dict(config)
+    for key in LEGACY_SEARCH_OPTIONS:
+        config.setdefault(key, False)
+    return config
+
+
 def _names(argument, value, allowed):
     if isinstance(value, str) or not hasattr(value, "__iter__"):
         raise ValueError(
@@ -548,9 +558,4 @@ class RRNNCell(TreeSearch, Layer):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        # Configs saved before these options existed describe the search
-        # without them (version 0.1.0): load them as they were.
-        for key in LEGACY_SEARCH_OPTIONS:
-            config.setdefault(key, False)
-        return cls(**config)
+        return cls(**with_legacy_search_options(config))

@@ -18,8 +18,8 @@ from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
 from on_lstm_keras.layers._rnn_extras import check_sequence_rank
 from on_lstm_keras.layers._rnn_extras import insert_extra_masks
 from on_lstm_keras.layers._rnn_extras import insert_extras
-from on_lstm_keras.rrnn.cell import LEGACY_SEARCH_OPTIONS
 from on_lstm_keras.rrnn.cell import RRNNCell
+from on_lstm_keras.rrnn.cell import with_legacy_search_options
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
 from on_lstm_keras.rrnn.trees import DEFAULT_ACTIVATIONS
 from on_lstm_keras.rrnn.trees import OPERATIONS
@@ -543,7 +543,4 @@ class RRNN(RNN):
 
     @classmethod
     def from_config(cls, config):
-        config = dict(config)
-        for key in LEGACY_SEARCH_OPTIONS:
-            config.setdefault(key, False)
-        return cls(**config)
+        return cls(**with_legacy_search_options(config))
