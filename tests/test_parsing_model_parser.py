@@ -334,3 +334,235 @@ def test_directions_need_the_right_models(model_and_vocab, backward_twin):
     with pytest.raises(ValueError, match="or 'mean', received: layer=4"):
         parse_sentences(model, vocab, SENTENCES, direction="both",
                         backward_model=backward_twin, layer=4)
+
+
+def test_mean_over_layers_of_a_forward_model(model_and_vocab):
+    """`layer="mean"` with one forward model: each layer's `d_f` z-scored
+    over the sentence's n + 1 boundaries, the layers averaged, the sentence
+    end dropped; the tree follows the rule asked for."""
+    model, vocab = model_and_vocab
+    for tree_rule in ("official", "plain"):
+        got = parse_sentences(model, vocab, SENTENCES, layer="mean",
+                              tree_rule=tree_rule)
+        for words, (tree, scores) in zip(SENTENCES, got):
+            ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
+            boundaries = reference_distances(model, ids)[:, 1:]
+            want = np.mean([zscore_by_hand(r) for r in boundaries], 0)[:-1]
+            np.testing.assert_allclose(scores, want, rtol=1e-3, atol=1e-4)
+            assert scores.dtype == np.float64
+            assert tree == greedy_tree(words, scores, tree_rule)
+
+
+@pytest.fixture(scope="module")
+def shuffled_backward(model_and_vocab):
+    """A backward model with its own vocabulary: the model's words in
+    another order, the embedding rows moved with them, so that it reads
+    every word as the forward model does, but only through its own ids."""
+    model, vocab = model_and_vocab
+    rng = np.random.default_rng(11)
+    shuffled = Vocabulary([*vocab.words[:3],
+                           *rng.permutation(vocab.words[3:]).tolist()])
+    twin = model.clone(direction="backward")
+    table = np_(model.embedding.embeddings)
+    twin.embedding.embeddings.assign(
+        table[[vocab.index[w] for w in shuffled.words]])
+    assert vocab.encode(SENTENCES[0]) != shuffled.encode(SENTENCES[0])
+    return twin, shuffled
+
+
+def test_a_separate_backward_model_is_read_with_its_own_vocabulary(
+        model_and_vocab, shuffled_backward):
+    model, vocab = model_and_vocab
+    twin, shuffled = shuffled_backward
+    sentences = SENTENCES[:2]
+
+    def boundaries(words, backward):
+        ids = [vocab.eos_id, *vocab.encode(words[::-1] if backward else words),
+               vocab.eos_id]
+        d = reference_distances(model, ids)[:, 1:]
+        return d[:, ::-1] if backward else d
+
+    # Both directions, layer 1: the backward view through `backward_vocab`.
+    got = parse_sentences(model, vocab, sentences, layer=1, direction="both",
+                          backward_model=twin, backward_vocab=shuffled)
+    for words, (tree, scores) in zip(sentences, got):
+        want = (zscore_by_hand(boundaries(words, False)[0])
+                + zscore_by_hand(boundaries(words, True)[0]))[:-1] / 2
+        np.testing.assert_allclose(scores, want, rtol=1e-3, atol=1e-4)
+    # Backward only, from `backward_model`.
+    got = parse_sentences(model, vocab, sentences, layer=2,
+                          direction="backward", backward_model=twin,
+                          backward_vocab=shuffled)
+    for words, (tree, scores) in zip(sentences, got):
+        want = boundaries(words, True)[1, :-1]
+        np.testing.assert_allclose(scores, want, rtol=1e-4, atol=1e-5)
+        assert tree == greedy_tree(words, scores, "official")
+    # The backward model given as `model` is read with `vocab`, its own;
+    # `backward_vocab` is then not used.
+    alone = parse_sentences(twin, shuffled, sentences, layer=2,
+                            backward_vocab=vocab)
+    for (_, want), (_, scores) in zip(got, alone):
+        np.testing.assert_allclose(scores, want, rtol=1e-6, atol=1e-7)
+    # Guard: read through the other vocabulary, the scores differ.
+    wrong = parse_sentences(twin, vocab, sentences, layer=2)
+    assert not np.allclose(wrong[0][1], got[0][1], atol=1e-3)
+
+
+# A stand-in language model: `d_f` of layer `l` (from 1) at a token is the
+# token's id + 100 l, the other distance column its negative; it records
+# every call. Its distances are worked out by hand below.
+
+
+class StandIn:
+    def __init__(self, direction="forward", num_layers=2):
+        self.direction = direction
+        self.rnn_layers = [None] * num_layers
+        self.calls = []
+
+    def __call__(self, tokens, training=None, return_distances=False):
+        self.calls.append((np.array(tokens), training, return_distances))
+        layers = 100.0 * np.arange(1, len(self.rnn_layers) + 1)
+        d_f = (np.asarray(tokens)[:, None, :] + layers[None, :, None]
+               ).astype("float32")
+        return None, np.stack([d_f, -d_f], axis=-1)
+
+
+# ids: a 3, b 4, c 5, d 6, e 7, f 8; <eos> 2; unknown words 1.
+SMALL_VOCAB = Vocabulary(["<pad>", "<unk>", "<eos>", "a", "b", "c", "d", "e",
+                          "f"])
+
+
+def test_buckets_are_framed_and_padded_to_their_longest_sentence():
+    sentences = [["a", "b", "c"], ["d"], ["e", "zzz"], ["f", "a", "b", "c"]]
+    model = StandIn()
+    got = model_parser.sentence_distances(model, SMALL_VOCAB, sentences,
+                                          batch_size=2)
+    # Sorted by length (1, 2 | 3, 4 words), <eos> around each, <pad> after.
+    assert len(model.calls) == 2
+    (first, training, asked), (second, *_) = model.calls
+    np.testing.assert_array_equal(first, [[2, 6, 2, 0], [2, 7, 1, 2]])
+    np.testing.assert_array_equal(second, [[2, 3, 4, 5, 2, 0],
+                                           [2, 8, 3, 4, 5, 2]])
+    assert first.dtype == second.dtype == np.int32
+    assert all(call[1] is False and call[2] is True for call in model.calls)
+    ids = [[3, 4, 5], [6], [7, 1], [8, 3, 4, 5]]
+    for d, i in zip(got, ids):
+        assert d.dtype == np.float64
+        np.testing.assert_array_equal(d, [np.add(i, 100), np.add(i, 200)])
+    # Boundaries: the closing <eos> reads the sentence end.
+    forward = model_parser.boundary_distances(StandIn(), SMALL_VOCAB,
+                                              sentences[:1])
+    np.testing.assert_array_equal(forward[0], [[103, 104, 105, 102],
+                                               [203, 204, 205, 202]])
+    # A backward model reads c b a; its closing <eos> is the sentence start.
+    backward = StandIn("backward")
+    (b,) = model_parser.boundary_distances(backward, SMALL_VOCAB,
+                                           sentences[:1])
+    np.testing.assert_array_equal(backward.calls[0][0], [[2, 5, 4, 3, 2]])
+    np.testing.assert_array_equal(b, [[102, 103, 104, 105],
+                                      [202, 203, 204, 205]])
+    (d,) = model_parser.sentence_distances(backward, SMALL_VOCAB,
+                                           sentences[:1])
+    np.testing.assert_array_equal(d, [[103, 104, 105], [203, 204, 205]])
+    assert model_parser.sentence_distances(StandIn(), SMALL_VOCAB, []) == []
+
+
+def rows_per_call(model):
+    return [len(tokens) for tokens, *_ in model.calls]
+
+
+def test_the_default_bucket_holds_64_sentences():
+    sentences = [["a"]] * 65
+    for read in (model_parser.sentence_distances,
+                 model_parser.boundary_distances):
+        model = StandIn()
+        assert len(read(model, SMALL_VOCAB, sentences)) == 65
+        assert rows_per_call(model) == [64, 1]
+    forward, backward = StandIn(), StandIn("backward")
+    model_parser.directional_boundaries(
+        sentences, forward=(forward, SMALL_VOCAB),
+        backward=(backward, SMALL_VOCAB))
+    assert rows_per_call(forward) == rows_per_call(backward) == [64, 1]
+    for layer in (1, "mean"):
+        model = StandIn()
+        parse_sentences(model, SMALL_VOCAB, sentences, layer=layer)
+        assert rows_per_call(model) == [64, 1]
+
+
+def test_parse_sentences_passes_its_batch_size_on():
+    sentences = [["a", "b"], ["c"], ["d", "e", "f"]]
+    for kwargs in ({"layer": 1}, {"layer": "mean"}):
+        model = StandIn()
+        parse_sentences(model, SMALL_VOCAB, sentences, batch_size=2, **kwargs)
+        assert rows_per_call(model) == [2, 1]
+    forward, backward = StandIn(), StandIn("backward")
+    parse_sentences(forward, SMALL_VOCAB, sentences, batch_size=1,
+                    direction="both", backward_model=backward)
+    assert rows_per_call(forward) == rows_per_call(backward) == [1, 1, 1]
+
+
+@pytest.fixture
+def bars(monkeypatch):
+    """The progress bars made, each with its arguments and updates."""
+    from on_lstm_keras import _extras
+
+    made = []
+
+    class Bar:
+        def __init__(self, total, desc, unit="sentence", enabled=True):
+            self.total, self.desc, self.unit = total, desc, unit
+            self.enabled = enabled
+            self.updates = []
+            made.append(self)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, n=1):
+            self.updates.append(n)
+
+    monkeypatch.setattr(_extras, "progress_bar", Bar)
+    return made
+
+
+def test_the_progress_bar_counts_sentences_and_is_off_by_default(bars):
+    sentences = [["a"], ["b", "c"], ["d"], ["e", "f", "a"], ["b"]]
+    for read in (model_parser.sentence_distances,
+                 model_parser.boundary_distances):
+        for progress in (False, True):
+            bars.clear()
+            kwargs = {"progress": True} if progress else {}
+            read(StandIn(), SMALL_VOCAB, sentences, batch_size=2, **kwargs)
+            (bar,) = bars
+            assert (bar.total, bar.desc, bar.unit) == (5, "parsing",
+                                                       "sentence")
+            assert bool(bar.enabled) is progress
+            # One update a bucket, by the sentences it held.
+            assert bar.updates == [2, 2, 1]
+    for progress in (False, True):
+        bars.clear()
+        kwargs = {"progress": True} if progress else {}
+        model_parser.directional_boundaries(
+            sentences, forward=(StandIn(), SMALL_VOCAB),
+            backward=(StandIn("backward"), SMALL_VOCAB), batch_size=2,
+            **kwargs)
+        assert [(bar.total, bool(bar.enabled), bar.updates) for bar in bars] \
+            == [(5, progress, [2, 2, 1])] * 2
+
+
+def test_the_mean_over_layers_follows_the_tree_rule():
+    # d a b: boundaries [6 3 4 2] + 100 l in every layer, so the mean of
+    # the z-scored layers is the z-score of [6 3 4 2]: mean 3.75, std
+    # sqrt(8.75 / 4); the largest score is the first word's.
+    std = np.sqrt(8.75 / 4)
+    want = np.array([2.25, -0.75, 0.25]) / std
+    trees = {"official": ["d", ["a", "b"]], "plain": [["d", "a"], "b"]}
+    for tree_rule, tree in trees.items():
+        (got, scores), = parse_sentences(StandIn(), SMALL_VOCAB,
+                                         [["d", "a", "b"]], layer="mean",
+                                         tree_rule=tree_rule)
+        np.testing.assert_allclose(scores, want, rtol=1e-12)
+        assert got == tree
