@@ -33,6 +33,7 @@ from on_lstm_keras.config import split_settings
 from on_lstm_keras.data.corpus import LANGUAGES  # noqa: F401 (re-export)
 from on_lstm_keras.data.corpus import Corpus  # noqa: F401
 from on_lstm_keras.data.corpus import load_corpus  # noqa: F401
+from on_lstm_keras.data.corpus import in_reading_order
 from on_lstm_keras.data.corpus import load_corpus_of_run  # noqa: F401
 from on_lstm_keras.data.vocabulary import Vocabulary
 from on_lstm_keras.models.saving import VOCAB_FILE
@@ -292,6 +293,11 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
         **settings: Fields of either config, applied over them (e.g.
             `epochs=3`).
 
+    A model with `direction="backward"` (in `model_config` or
+    `settings`) is trained, validated and tested on every sentence
+    reversed (`data.corpus.in_reading_order`); its vocabulary is the one a
+    forward model of the corpus gets.
+
     Returns:
         `run.json` as a dict, with `results`: validation and test perplexity
         of the best model and the training time.
@@ -322,9 +328,10 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
                    **(info or {}))
 
     keras.utils.set_random_seed(training_cfg.seed)
-    train_ids = vocab.encode_sentences(corpus.train)
-    valid_ids = vocab.encode_sentences(corpus.valid)
-    test_ids = vocab.encode_sentences(corpus.test)
+    # A backward model reads (and is scored on) every sentence reversed.
+    train_ids, valid_ids, test_ids = (
+        vocab.encode_sentences(in_reading_order(split, model_cfg.direction))
+        for split in (corpus.train, corpus.valid, corpus.test))
     started = time.time()
     with parallel() if data_parallel else contextlib.nullcontext():
         model = ONLSTMLanguageModel.from_model_config(
@@ -346,20 +353,88 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
 
 
 LSTM_DIR = "lstm"
+BACKWARD_DIR = "backward"
+"""Where `train_runs(direction="both")` trains the backward model (the
+folder the parser looks in, `parsing.runs.BACKWARD_SUBDIR`)."""
+TRAIN_DIRECTIONS = ("forward", "backward", "both")
+
+
+def check_train_direction(direction):
+    """`direction` of `train_runs` checked: `"forward"`, `"backward"` or
+    `"both"`; `None` stays `None` (the run's recorded one, or forward)."""
+    if direction is None:
+        return None
+    if direction not in TRAIN_DIRECTIONS:
+        raise ValueError(
+            "Argument `direction` (--direction) must be one of "
+            + ", ".join(map(repr, TRAIN_DIRECTIONS))
+            + f", received: direction={direction!r}")
+    return direction
+
+
+def recorded_direction(output_dir):
+    """Which reading directions the run in `output_dir` trains
+    (`run.json` `train_direction`; runs that record none: their model's
+    direction), or `None` when it holds no run."""
+    info = read_run_info(output_dir)
+    if not info.get("model"):
+        return None
+    return info.get("train_direction") or info["model"].get(
+        "direction", "forward")
+
+
+def planned_runs(output_dir, direction="forward", with_lstm=False):
+    """The runs `train_runs` makes, in order.
+
+    Args:
+        output_dir: The main run's directory.
+        direction: `"forward"`, `"backward"` (the main run reads reversed
+            sentences) or `"both"` (a forward main run, and a backward one
+            in `output_dir/backward`).
+        with_lstm: Also the same-size LSTM, in `output_dir/lstm`, read in
+            the main run's direction.
+
+    Returns:
+        A list of `(name, directory, recurrent, reading direction)`.
+    """
+    main = "backward" if direction == "backward" else "forward"
+    runs = [("onlstm", output_dir, "onlstm", main)]
+    if direction == "both":
+        runs.append(("onlstm backward", os.path.join(output_dir, BACKWARD_DIR),
+                     "onlstm", "backward"))
+    if with_lstm:
+        runs.append(("lstm", os.path.join(output_dir, LSTM_DIR), "lstm", main))
+    return runs
+
+
+def check_resume_direction(output_dir, direction):
+    """Raises a `ValueError` naming `--direction` unless the run in
+    `output_dir` (resumed) has a model that reads the way `direction`
+    (`"forward"`, `"backward"` or `"both"`) needs for it."""
+    info = read_run_info(output_dir)
+    has = info.get("model", {}).get("direction", "forward")
+    wants = "backward" if direction == "backward" else "forward"
+    if has != wants:
+        raise ValueError(
+            f"--direction {direction} needs a {wants} model in {output_dir}, "
+            f"but the run there reads {has}; received: direction={direction!r}")
 
 
 def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
                info=None, callbacks=(), data_parallel=False, *,
                model_config=None, training_config=None, baseline=None,
-               **settings):
-    """Trains the ON-LSTM into `output_dir` and, with `with_lstm=True`, the
-    same-size LSTM into `output_dir/lstm` (see `train`).
+               direction=None, **settings):
+    """Trains the ON-LSTM into `output_dir`; with `direction="both"` a
+    backward ON-LSTM (trained on reversed sentences) into
+    `output_dir/backward`; with `with_lstm=True` the same-size LSTM into
+    `output_dir/lstm` (see `train`).
 
     With `resume=True` each run continues from its own last checkpoint (a
     run that has not started yet starts, with the configs of the run in
-    `output_dir`). Ctrl-C stops training between two checkpoints: a message
-    says how to resume, and `KeyboardInterrupt` is raised again.
-    `output_dir` is locked meanwhile: another process training into it gets
+    `output_dir`), so a `"both"` run stopped in its backward half continues
+    there. Ctrl-C stops training between two checkpoints: a message says
+    how to resume, and `KeyboardInterrupt` is raised again. `output_dir` is
+    locked meanwhile: another process training into it gets
     `DirectoryLocked` at once.
 
     Args:
@@ -367,9 +442,15 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
         model_config, training_config, **settings: As for `train`.
         with_lstm: Also train the same-size LSTM baseline.
         baseline: Deprecated name of `with_lstm`.
+        direction: `"forward"`, `"backward"` or `"both"` (see
+            `planned_runs`); recorded in `run.json` (`train_direction`).
+            Default: forward, or on resume the run's recorded one (a
+            resumed forward run may be given `"both"` to add its backward
+            model).
 
     Returns:
-        `{"onlstm": run_info, "lstm": run_info}` (`lstm` with `with_lstm`).
+        `{"onlstm": run_info, "onlstm backward": run_info, "lstm":
+        run_info}`, with the runs made.
     """
     import sys
 
@@ -378,20 +459,32 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
     if baseline is not None:
         _deprecated_keyword("baseline", "with_lstm")
         with_lstm = with_lstm or baseline
+    direction = check_train_direction(direction)
     given = _given(model_config, training_config, settings)
-    runs = [("onlstm", output_dir)]
-    if with_lstm:
-        runs.append(("lstm", os.path.join(output_dir, LSTM_DIR)))
-    common = dict(verbose=verbose, info=info, callbacks=callbacks,
+    if resume and has_run(output_dir):
+        direction = direction or recorded_direction(output_dir)
+        check_resume_direction(output_dir, direction)
+    # A model_config that reads backward, with no `direction`: its own.
+    direction = direction or given.get("direction", "forward")
+    main_info = {**(info or {}), "train_direction": direction}
+    common = dict(verbose=verbose, callbacks=callbacks,
                   data_parallel=data_parallel)
     results = {}
     with output_lock(output_dir):
-        for kind, directory in runs:
+        if resume and has_run(output_dir) and (
+                read_run_info(output_dir).get("train_direction") != direction):
+            update_run_info(output_dir, train_direction=direction)
+        for kind, directory, recurrent, reading in planned_runs(
+                output_dir, direction, with_lstm):
             again = resume and has_run(directory)
             done = checkpoint_epoch(directory) if again else 0
             if again:
                 recorded = read_run_info(directory)
-                ours = {**given, "recurrent": kind} if "recurrent" in given else given
+                ours = dict(given)
+                if "recurrent" in ours:
+                    ours["recurrent"] = recurrent
+                if "direction" in ours:
+                    ours["direction"] = reading
                 check_resume_settings(recorded, ours, directory)
                 epochs = given.get("epochs", recorded["training"]["epochs"])
                 if finished_run(directory, epochs):
@@ -413,10 +506,13 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
                     # Not started yet: the ON-LSTM run's configs.
                     base = configs_of_run(read_run_info(output_dir))
                 model, training = split_settings(given, *base)
-                run = dict(model_config=dataclasses.replace(model, recurrent=kind),
-                           training_config=training)
+                run = dict(model_config=dataclasses.replace(
+                    model, recurrent=recurrent, direction=reading),
+                    training_config=training)
             try:
-                results[kind] = train(corpus, directory, **common, **run)
+                results[kind] = train(
+                    corpus, directory, **common, **run,
+                    info=main_info if directory == output_dir else info)
             except KeyboardInterrupt:
                 print("\n" + interrupted_message(directory), file=sys.stderr)
                 raise

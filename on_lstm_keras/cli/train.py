@@ -127,6 +127,13 @@ def add_train_arguments(parser, language=None):
                             "--baseline is its deprecated spelling "
                             "(default: off)"))
     parser.set_defaults(baseline=False)
+    parser.add_argument("--direction", choices=("forward", "backward", "both"),
+                        default=None, help=(
+                            "reading direction: forward (left to right), "
+                            "backward (a model of reversed sentences), or "
+                            "both (forward in OUTPUT, backward in "
+                            "OUTPUT/backward) (default: forward; with "
+                            "--resume, the run's)"))
     parser.add_argument("--preset", choices=sorted(config.PRESETS),
                         default=DEFAULT_PRESET, help=(
                             "the settings every flag below defaults to "
@@ -218,12 +225,17 @@ def run_training(args, language):
     from on_lstm_keras._lock import output_lock
     from on_lstm_keras.models.saving import has_run
 
+    from on_lstm_keras.models.training import refuse_to_overwrite
+
     output = args.output or DEFAULT_OUTPUT[language]
     check_output(output)
+    direction = getattr(args, "direction", None)
     if args.resume:
         if not has_run(output):
             raise FileNotFoundError(
                 f"--resume: {output} holds no run to resume (no run.json)")
+        if direction is not None:
+            workflow.check_resume_direction(output, direction)
         configs = {}
         settings = settings_from_args(args)  # only the flags given
     else:
@@ -232,6 +244,10 @@ def run_training(args, language):
         configs = dict(model_config=model_config,
                        training_config=training_config)
         settings = {}
+        # A new run must not overwrite the checkpoint of an earlier one.
+        for _, directory, _, _ in workflow.planned_runs(
+                output, direction or "forward", args.with_lstm):
+            refuse_to_overwrite(directory)
     with output_lock(output):
         try:
             if args.resume:
@@ -251,6 +267,7 @@ def run_training(args, language):
         runs = workflow.train_runs(
             corpus, output, with_lstm=args.with_lstm, resume=args.resume,
             verbose=0 if args.quiet else 1, info={"language": language},
-            data_parallel=args.data_parallel, **configs, **settings,
+            data_parallel=args.data_parallel, direction=direction,
+            **configs, **settings,
         )
     return output, runs

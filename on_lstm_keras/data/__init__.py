@@ -17,6 +17,7 @@ _EXPORTS = {
     "train_valid_test_split": "corpora",
     "Corpus": "corpus",
     "chinese_script": "corpus",
+    "in_reading_order": "corpus",
     "load_corpus": "corpus",
     "load_corpus_of_run": "corpus",
     "JiebaTokenizer": "tokenizers",

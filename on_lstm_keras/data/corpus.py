@@ -156,6 +156,37 @@ def load_corpus(language="zh", corpus=None, max_sentences=None, user_dict=None,
                   settings, script)
 
 
+READING_DIRECTIONS = ("forward", "backward")
+
+
+def in_reading_order(sentences, direction="forward"):
+    """The sentences in the order a model of `direction` reads them.
+
+    A backward language model (`ModelConfig.direction="backward"`) is an
+    ordinary one trained on every sentence reversed, words reversed inside
+    each sentence, the sentences themselves kept in order. Joined by
+    `Vocabulary.encode_sentences`, each reversed sentence follows an
+    `<eos>`, so the model sees `<eos> w_n ... w_1 <eos>`, the framing its
+    parser feeds it (`parsing.model_parser`).
+
+    Args:
+        sentences: Lists of words.
+        direction: `"forward"` (returned as they are) or `"backward"`.
+
+    Returns:
+        A list of lists of words.
+
+    Example:
+
+    >>> in_reading_order([["a", "b", "c"], ["d", "e"]], "backward")
+    [['c', 'b', 'a'], ['e', 'd']]
+    """
+    direction = check.choice("direction", direction, READING_DIRECTIONS)
+    if direction == "forward":
+        return list(sentences)
+    return [list(reversed(s)) for s in sentences]
+
+
 def load_corpus_of_run(output_dir, progress=True):
     """The corpus a run in `output_dir` was trained on (for `--resume`)."""
     from on_lstm_keras.models.saving import read_run_info
