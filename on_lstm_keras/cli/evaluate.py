@@ -63,9 +63,20 @@ def add_evaluate_arguments(parser):
                         default=None,
                         help="layer number from 1, 'mean' (the mean over "
                              "layers of the per-sentence z-scored distances) "
-                             "or 'all' (each layer; default: the middle one)")
+                             "or 'all' (each layer; default: the run's "
+                             "recorded default, else the middle one)")
     add_direction_arguments(parser)
     add_tree_rule_arguments(parser)
+    parser.add_argument("--half", choices=("dev", "test"), default=None,
+                        help="sinica only: one of the sample's two fixed "
+                             "halves, dev (sentences at even positions of "
+                             "the file, from 0) or test (odd positions) "
+                             "(default: the whole sample)")
+    parser.add_argument("--choose-default", action="store_true", help=(
+        "score every direction x layer (each, and mean) x tree rule, and "
+        "record the best as the run's default for parse and evaluate "
+        "(run.json parse_default); with --treebank sinica it is chosen on "
+        "the dev half, and the test half is scored beside it"))
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random baseline (default: 0)")
     parser.add_argument("--json", action="store_true",
@@ -86,9 +97,15 @@ def run_evaluate(args):
             "--direction and --backward-model read a model, not a baseline, "
             f"received --baseline {args.baseline} with --direction "
             f"{args.direction} --backward-model {args.backward_model}")
+    if args.half is not None and args.treebank != "sinica":
+        raise ValueError(f"--half splits the Sinica sample, received --half "
+                         f"{args.half} with --treebank {args.treebank}")
     if args.model:
         check_direction_flags(args)
     from on_lstm_keras.parsing import runs
+
+    if args.choose_default:
+        return choose_default(args, runs)
 
     result = runs.evaluate_treebank(
         args.treebank, model=args.model, baseline=args.baseline,
@@ -96,6 +113,7 @@ def run_evaluate(args):
         nltk_data=args.nltk_data, seed=args.seed, tree_rule=tree_rule,
         fileids=fileids, progress=not args.quiet,
         direction=args.direction, backward_model=args.backward_model,
+        half=args.half,
     )
     if args.model:
         result["model"] = args.model
@@ -121,3 +139,61 @@ def run_evaluate(args):
         print(f"  {label}: sentence F1 {f1(row['sentence_f1'])}  "
               f"corpus F1 (micro-averaged spans) {f1(row['corpus_f1'])}")
     return result
+
+
+def format_settings_table(table, choice=None):
+    """Markdown lines: every setting's sentence / corpus F1 on each half,
+    then the baselines; the chosen setting marked with `*`."""
+    halves = list(table["halves"])
+    head = "| direction | layer | tree rule | " + " | ".join(
+        f"{h}: sentence F1 | {h}: corpus F1" for h in halves) + " |"
+    lines = [head, "|" + "---|" * (3 + 2 * len(halves))]
+    keyed = {}
+    for c in table["cells"]:
+        keyed.setdefault((c["direction"], c["layer"], c["tree_rule"]),
+                         {})[c["half"]] = c
+    for (direction, layer, rule), by_half in keyed.items():
+        chosen = choice is not None and (direction, layer, rule) == (
+            choice["direction"], choice["layer"], choice["tree_rule"])
+        mark = " *" if chosen else ""
+        lines.append(f"| {direction}{mark} | {layer} | {rule} | " + " | ".join(
+            f"{by_half[h]['sentence_f1']:.1f} | {by_half[h]['corpus_f1']:.1f}"
+            for h in halves) + " |")
+    baselines = {}
+    for b in table["baselines"]:
+        baselines.setdefault(b["baseline"], {})[b["half"]] = b
+    for name, by_half in baselines.items():
+        lines.append(f"| {name}-branching baseline | | | " + " | ".join(
+            f"{by_half[h]['sentence_f1']:.1f} | {by_half[h]['corpus_f1']:.1f}"
+            for h in halves) + " |")
+    return lines
+
+
+def choose_default(args, runs):
+    """`evaluate --choose-default`: the full table, and the best setting
+    recorded in the run."""
+    if not args.model:
+        raise ValueError("--choose-default records a default in a model's "
+                         f"run, received --baseline {args.baseline}")
+    given = [flag for flag, value in (
+        ("--layer", args.layer), ("--direction", args.direction),
+        ("--tree-rule", args.tree_rule), ("--split", args.split),
+        ("--half", args.half), ("--fileids", args.fileids)) if value]
+    if given:
+        raise ValueError("--choose-default scores every direction, layer and "
+                         "tree rule itself, received " + ", ".join(given))
+    choice, table = runs.choose_parse_default(
+        args.model, args.treebank, nltk_data=args.nltk_data,
+        backward_model=args.backward_model, max_length=args.max_length,
+        seed=args.seed, progress=not args.quiet)
+    table = {**table, "parse_default": choice, "model": args.model}
+    if args.json:
+        print(json.dumps(json_safe(table), allow_nan=False))
+        return table
+    for line in format_settings_table(table, choice):
+        print(line)
+    print(f"Default recorded in {args.model}/run.json: direction "
+          f"{choice['direction']}, layer {choice['layer']}, tree rule "
+          f"{choice['tree_rule']} ({choice['metric']} "
+          f"{choice[choice['metric']]:.1f} on the {choice['chosen_on']})")
+    return table

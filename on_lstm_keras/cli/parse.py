@@ -13,7 +13,8 @@ DIRECTION_HELP = (
     "which reading of the sentences the split scores come from: forward "
     "(the model left to right), backward (a model of reversed sentences) "
     "or both (the two, each z-scored per sentence, averaged); default: the "
-    "model's own direction")
+    "run's recorded default (run.json parse_default), else the model's own "
+    "direction")
 BACKWARD_HELP = (
     "directory of the backward model's run, for --direction both or "
     "backward (default: MODEL/backward if it holds a run)")
@@ -94,16 +95,18 @@ def add_tree_rule_arguments(parser):
     """`--tree-rule`, and `--split`, its deprecated old name."""
     parser.add_argument("--tree-rule", choices=TREE_RULES,
                         default=None,
-                        help=TREE_RULE_HELP + " (default: official)")
+                        help=TREE_RULE_HELP + " (default: the run's "
+                        "recorded default, else official)")
     parser.add_argument("--split", choices=TREE_RULES,
                         default=None, help="deprecated name of --tree-rule")
 
 
 def tree_rule_of(args, command):
     """The tree rule of `--tree-rule`, or of the deprecated `--split` (with a
-    line on stderr)."""
+    line on stderr); `None` when neither is given (the run's recorded
+    default, else official)."""
     if args.split is None:
-        return args.tree_rule or "official"
+        return args.tree_rule
     print(f"on-lstm {command}: warning: --split is deprecated; use "
           "--tree-rule", file=sys.stderr)
     if args.tree_rule not in (None, args.split):
@@ -118,7 +121,8 @@ def add_parse_arguments(parser):
     parser.add_argument("--layer", type=or_mean(POSITIVE), default=None,
                         help="layer number from 1, or 'mean' (the mean over "
                              "layers of the per-sentence z-scored distances; "
-                             "default: the middle layer)")
+                             "default: the run's recorded default, else the "
+                             "middle layer)")
     add_direction_arguments(parser)
     parser.add_argument("--format", choices=("json", "brackets", "ascii"),
                         default="json", help="output (default: %(default)s)")
@@ -161,7 +165,9 @@ def run_parse(args):
     from on_lstm_keras.models.saving import load_run
 
     run = load_run(args.model)
-    backward = runs.backward_of(args.model, args.backward_model, args.direction)
+    # No --direction: the run's recorded default may read both directions.
+    direction, _, _ = runs.with_parse_default(run, args.direction)
+    backward = runs.backward_of(args.model, args.backward_model, direction)
     sentences = read_input_sentences(args)
     for parse in runs.parse(run, sentences, layer=args.layer,
                             presegmented=args.presegmented,

@@ -88,7 +88,7 @@ def _read(run, backward, direction, words, layer, progress):
         progress=progress)
 
 
-def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
+def parse(run, sentences, layer=None, presegmented=False, tree_rule=None,
           *, split=None, progress=False, direction=None, backward_run=None):
     """Parses sentences with a trained model.
 
@@ -97,20 +97,26 @@ def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
         sentences: Strings; segmented with the run's tokenizer (jieba for a
             Chinese model), or split on whitespace with `presegmented=True`.
             Lists of words are taken as they are.
-        layer: Layer number from 1 (default: the middle one), or `"mean"`
-            (the mean over layers, see `parsing.scores`).
+        layer: Layer number from 1 (default: the run's recorded default,
+            else the middle one), or `"mean"` (the mean over layers, see
+            `parsing.scores`).
         presegmented: Split strings on whitespace instead of tokenizing.
-        tree_rule: `"official"` or `"plain"` (see `distances_to_tree`).
+        tree_rule: `"official"` or `"plain"` (see `distances_to_tree`);
+            default: the run's recorded default, else `"official"`.
         split: Deprecated name of `tree_rule`.
         progress: Show a progress bar on stderr (see `sentence_distances`).
         direction: `"forward"`, `"backward"` (a model of reversed
             sentences) or `"both"` (the two combined, see
-            `parsing.scores`); default the run's own direction (forward
-            for every run that records none).
+            `parsing.scores`); default the run's recorded default, else
+            its own direction (forward for every run that records none).
         backward_run: The backward model's run (a directory or a
             `LoadedRun`) for `"both"` or `"backward"`; default the run in
             `<run>/backward` when `run` is a directory holding one. The
             sentences are segmented with `run`'s tokenizer.
+
+    A run's recorded default (`run.json` `parse_default`, see
+    `choose_parse_default`) fills each of `direction`, `layer` and
+    `tree_rule` not given; the ones given win.
 
     Returns:
         A list of `Parse`, in input order; an empty sentence gives a
@@ -124,7 +130,11 @@ def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
     from on_lstm_keras.parsing.scores import direction_arg
     from on_lstm_keras.parsing.scores import split_scores
 
-    tree_rule = tree_rule_arg(tree_rule, split)
+    if split is not None:
+        tree_rule = tree_rule_arg(tree_rule or "official", split)
+    direction, layer, tree_rule = with_parse_default(
+        run, direction, layer, tree_rule)
+    tree_rule = tree_rule_arg(tree_rule)
     if direction is not None:
         direction = direction_arg(direction)
     backward = backward_of(run, backward_run, direction)
@@ -174,9 +184,9 @@ def parse(run, sentences, layer=None, presegmented=False, tree_rule="official",
 
 def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
                       max_length=None, nltk_data=None, seed=0,
-                      to_simplified=None, tree_rule="official", *,
+                      to_simplified=None, tree_rule=None, *,
                       split=None, fileids=None, progress=False,
-                      direction=None, backward_model=None):
+                      direction=None, backward_model=None, half=None):
     """Unlabeled F1 of a model's trees (or of a baseline) on a treebank.
 
     Two figures are given (see `on_lstm_keras.parsing.metrics`):
@@ -194,7 +204,7 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
         baseline: `"left"`, `"right"`, `"balanced"` or `"random"`.
         layer: Layer number from 1, `"mean"` (the mean over layers, see
             `parsing.scores`), `"all"` (each layer in turn), or `None` for
-            the middle one.
+            the run's recorded default, else the middle one.
         max_length: Keep sentences of at most this many words (10: WSJ10).
         nltk_data: Folder holding `corpora/treebank` or
             `corpora/sinica_treebank`; default nltk's data path.
@@ -202,17 +212,25 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
         to_simplified: Convert Sinica's traditional characters to
             simplified; default: when the model was trained on simplified
             text (`run.json` `script`).
-        tree_rule: `"official"` or `"plain"` tree building.
+        tree_rule: `"official"` or `"plain"` tree building; default the
+            run's recorded default, else `"official"`.
         split: Deprecated name of `tree_rule`.
         fileids: PTB only: a file id or a list of them (e.g.
             `"wsj_2300.mrg"` for section 23 of a full WSJ); default all.
         progress: Show a progress bar on stderr while the model reads the
             sentences.
         direction: `"forward"`, `"backward"` or `"both"` (see `parse`);
-            default the model's own direction.
+            default the run's recorded default, else the model's own
+            direction.
         backward_model: The backward model's run (a directory or a
             `LoadedRun`) for `"both"` or `"backward"`; default
             `<model>/backward` when `model` is a directory holding one.
+        half: Sinica only: `"dev"` or `"test"`, one of the sample's two
+            fixed halves (see `load_sinica`); default the whole sample.
+
+    As in `parse`, a model run's recorded default (`run.json`
+    `parse_default`) fills each of `direction`, `layer` and `tree_rule`
+    not given.
 
     Returns:
         A dict with `treebank`, `max_length`, `sentences` (scored),
@@ -222,9 +240,20 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
         unless the trees come from one layer of a forward model.
     """
     from on_lstm_keras import parsing
+    from on_lstm_keras.parsing.treebanks import half_arg
 
-    tree_rule = tree_rule_arg(tree_rule, split)
+    if split is not None:
+        tree_rule = tree_rule_arg(tree_rule or "official", split)
+    if model is not None and baseline is None:
+        direction, layer, tree_rule = with_parse_default(
+            model, direction, layer, tree_rule)
+    tree_rule = tree_rule_arg(tree_rule or "official")
     treebank = check.choice("treebank", treebank, ("ptb", "sinica"))
+    half = half_arg(half)
+    if half is not None and treebank != "sinica":
+        raise ValueError(
+            "Argument `half` splits the Sinica sample, received: "
+            f"half={half!r} with treebank={treebank!r}")
     if (model is None) == (baseline is None):
         raise ValueError("Give exactly one of `model` and `baseline`, "
                          f"received: model={model!r}, baseline={baseline!r}")
@@ -273,10 +302,14 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
                                 fileids=fileids)
     else:
         gold = parsing.load_sinica(nltk_data=nltk_data, max_length=max_length,
-                                   to_simplified=to_simplified)
+                                   to_simplified=to_simplified, half=half)
     scored = [g for g in gold if len(g.words) >= 2]
     result = {"treebank": treebank, "max_length": max_length,
               "sentences": len(scored), "skipped": len(gold) - len(scored)}
+    if half is not None:
+        result["half"] = half
+    if tree_rule != "official":
+        result["tree_rule"] = tree_rule
     if fileids is not None:
         result["fileids"] = [fileids] if isinstance(fileids, str) else list(fileids)
 
@@ -325,3 +358,268 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
     else:
         result.update(layer=layer, **score(trees_of(layer)))
     return result
+
+
+PARSE_DEFAULT = "parse_default"
+"""The `run.json` field holding the run's chosen parse settings
+(`record_parse_default`): `direction`, `layer`, `tree_rule`, `chosen_on`,
+and the score they were chosen by."""
+
+GRID_TREE_RULES = ("official", "plain")
+
+
+def saved_parse_default(run):
+    """The parse settings recorded in a run (`run.json` `parse_default`),
+    or `None`.
+
+    Args:
+        run: A model directory or a `LoadedRun`.
+    """
+    if isinstance(run, str):
+        from on_lstm_keras.models.saving import read_run_info
+
+        info = read_run_info(run)
+    else:
+        info = run.info or {}
+    return info.get(PARSE_DEFAULT)
+
+
+def with_parse_default(run, direction=None, layer=None, tree_rule=None):
+    """`(direction, layer, tree_rule)` with each one not given (`None`)
+    taken from the run's recorded default (`saved_parse_default`), if it
+    has one; explicit values win. `tree_rule` falls back to `"official"`;
+    `direction` and `layer` stay `None` (the model's own direction, the
+    middle layer) when the run records no default."""
+    saved = saved_parse_default(run) or {}
+    if direction is None:
+        direction = saved.get("direction")
+    if layer is None:
+        layer = saved.get("layer")
+    if tree_rule is None:
+        tree_rule = saved.get("tree_rule", "official")
+    return direction, layer, tree_rule
+
+
+def choose_default(cells, half="dev", metric="sentence_f1"):
+    """The best parse settings of a table: the cell of `half` with the
+    highest `metric`; on a tie, the first such cell in `cells`' order.
+
+    Args:
+        cells: Dicts with `direction`, `layer`, `tree_rule`, `half` and
+            the metric (the `cells` of `evaluate_settings`).
+        half: The half the choice is made on (`"dev"`); only its cells are
+            looked at.
+        metric: `"sentence_f1"` or `"corpus_f1"`.
+
+    Returns:
+        A dict: `direction`, `layer`, `tree_rule`, `metric`, and the
+        metric's value (e.g. `sentence_f1`).
+
+    Raises:
+        ValueError: No cell of `half`.
+
+    Example:
+
+    >>> choose_default([
+    ...     {"direction": "forward", "layer": 1, "tree_rule": "official",
+    ...      "half": "dev", "sentence_f1": 20.0},
+    ...     {"direction": "both", "layer": "mean", "tree_rule": "plain",
+    ...      "half": "dev", "sentence_f1": 25.0},
+    ...     {"direction": "both", "layer": 2, "tree_rule": "plain",
+    ...      "half": "test", "sentence_f1": 30.0}])
+    {'direction': 'both', 'layer': 'mean', 'tree_rule': 'plain', 'metric': 'sentence_f1', 'sentence_f1': 25.0}
+    """
+    check.choice("metric", metric, ("sentence_f1", "corpus_f1"))
+    candidates = [c for c in cells if c.get("half") == half]
+    if not candidates:
+        raise ValueError(
+            f"Argument `cells` holds no cell of half={half!r} to choose on")
+    best = candidates[0]
+    for cell in candidates[1:]:
+        if cell[metric] > best[metric]:
+            best = cell
+    return {"direction": best["direction"], "layer": best["layer"],
+            "tree_rule": best["tree_rule"], "metric": metric,
+            metric: best[metric]}
+
+
+def _gold_of(treebank, half, nltk_data, max_length, to_simplified):
+    from on_lstm_keras import parsing
+    from on_lstm_keras.parsing.treebanks import half_arg
+
+    half = half_arg(half)
+    if treebank == "ptb":
+        if half is not None:
+            raise ValueError(
+                "Argument `half` splits the Sinica sample; the Penn Treebank "
+                f"is split by its files (`fileids`), received: half={half!r} "
+                "with treebank='ptb'")
+        return parsing.load_ptb(nltk_data=nltk_data, max_length=max_length)
+    return parsing.load_sinica(nltk_data=nltk_data, max_length=max_length,
+                               to_simplified=to_simplified, half=half)
+
+
+def evaluate_settings(model, treebank="sinica", backward_model=None,
+                      halves=("dev", "test"), directions=None, layers=None,
+                      tree_rules=GRID_TREE_RULES, nltk_data=None,
+                      max_length=None, to_simplified=None, seed=0,
+                      progress=False):
+    """Sentence and corpus F1 of every parse setting (direction × layer ×
+    tree rule) on each half of a treebank, beside the four baselines.
+
+    Each model reads every sentence once; the settings are scored from
+    those readings.
+
+    Args:
+        model: The forward run (a directory or a `LoadedRun`).
+        treebank: `"sinica"` or `"ptb"`.
+        backward_model: The backward run; default `<model>/backward` when
+            `model` is a directory holding one. Without one only the
+            forward settings are scored.
+        halves: Which parts to score: `"dev"`, `"test"` (the two halves of
+            the Sinica sample, see `load_sinica`) or `None` (the whole
+            treebank; the only choice for `"ptb"`).
+        directions: Default: forward, backward and both (those the models
+            allow).
+        layers: Default: every layer number, then `"mean"`.
+        tree_rules: Default: `"official"` and `"plain"`.
+        nltk_data, max_length, to_simplified, seed, progress: As for
+            `evaluate_treebank`.
+
+    Returns:
+        A dict: `treebank`; `halves`, for each half (`"all"` for `None`)
+        the number of `sentences` scored and `skipped`; `cells`, one dict
+        per setting and half (`direction`, `layer`, `tree_rule`, `half`,
+        `sentence_f1`, `corpus_f1`); `baselines`, one per baseline and half
+        (`baseline`, `half`, `sentence_f1`, `corpus_f1`); and
+        `unknown_word_rate`.
+    """
+    from on_lstm_keras import parsing
+    from on_lstm_keras.parsing.scores import direction_arg
+    from on_lstm_keras.parsing.scores import split_scores
+
+    treebank = check.choice("treebank", treebank, ("ptb", "sinica"))
+    rules = [tree_rule_arg(r) for r in tree_rules]
+    backward = backward_of(model, backward_model, "both")
+    run = _load(model)
+    if directions is None:
+        directions = (("forward", "backward", "both") if backward is not None
+                      else ("forward",))
+    directions = [direction_arg(d) for d in directions]
+    needs_backward = any(d != "forward" for d in directions)
+    if needs_backward and backward is None:
+        raise ValueError(
+            f"Argument `directions` {directions!r} needs a backward model: "
+            "give `backward_model`, or train one into <model>/backward")
+    num_layers = len(run.model.rnn_layers)
+    if layers is None:
+        layers = [*range(1, num_layers + 1), "mean"]
+    if to_simplified is None:
+        to_simplified = run.info.get("script") == "simplified"
+    read = {h: _gold_of(treebank, h, nltk_data, max_length, to_simplified)
+            for h in halves}
+    golds = {h: [g for g in read[h] if len(g.words) >= 2] for h in halves}
+    skipped = {h: len(read[h]) - len(golds[h]) for h in halves}
+    words = [g.words for h in halves for g in golds[h]]
+    readings = _read(run, backward if needs_backward else None,
+                     "both" if needs_backward else "forward",
+                     words, None, progress) if words else []
+    readings = iter(readings)
+    per_half = {h: [next(readings) for _ in golds[h]] for h in halves}
+
+    def name(h):
+        return "all" if h is None else h
+
+    def score(trees, gold):
+        m = parsing.evaluate(zip(trees, (g.tree for g in gold)))
+        return {"sentence_f1": m["sentence_f1"], "corpus_f1": m["corpus_f1"]}
+
+    cells, baselines = [], []
+    for h in halves:
+        gold = golds[h]
+        for direction in directions:
+            for layer in layers:
+                scores = [split_scores(None if direction == "backward" else f,
+                                       None if direction == "forward" else b,
+                                       layer)
+                          for f, b in per_half[h]]
+                for rule in rules:
+                    trees = [distances_to_tree(g.words, s, rule)
+                             for g, s in zip(gold, scores)]
+                    cells.append({"direction": direction, "layer": layer,
+                                  "tree_rule": rule, "half": name(h),
+                                  **score(trees, gold)})
+        rng = np.random.default_rng(seed)
+        for baseline in parsing.BASELINES:
+            trees = [parsing.baseline_tree(baseline, g.words, rng=rng)
+                     for g in gold]
+            baselines.append({"baseline": baseline, "half": name(h),
+                              **score(trees, gold)})
+    unknown = sum(w not in run.vocab for s in words for w in s)
+    return {
+        "treebank": treebank,
+        "halves": {name(h): {"sentences": len(golds[h]),
+                             "skipped": skipped[h]} for h in halves},
+        "cells": cells, "baselines": baselines,
+        "unknown_word_rate": unknown / max(1, sum(len(s) for s in words)),
+    }
+
+
+def record_parse_default(run_dir, choice, chosen_on):
+    """Records parse settings as the run's default (`run.json`
+    `parse_default`), which `parse` and `evaluate_treebank` (and the
+    `parse` and `evaluate` commands) use for every setting not given.
+
+    Args:
+        run_dir: The forward run's directory.
+        choice: A dict with `direction`, `layer`, `tree_rule` (as
+            `choose_default` returns), and the score it was chosen by.
+        chosen_on: What the choice was made on, e.g. `"sinica dev half"`.
+
+    Returns:
+        `run.json` as a dict.
+    """
+    from on_lstm_keras.models.saving import read_run_info
+    from on_lstm_keras.models.saving import update_run_info
+    from on_lstm_keras.parsing.scores import direction_arg
+
+    if not read_run_info(run_dir).get("model"):
+        raise FileNotFoundError(f"{run_dir} holds no run (no run.json)")
+    direction_arg(choice["direction"])
+    tree_rule_arg(choice["tree_rule"])
+    if choice["layer"] != "mean":
+        check.positive_int("layer", choice["layer"])
+    return update_run_info(run_dir, **{PARSE_DEFAULT: {
+        **choice, "chosen_on": chosen_on}})
+
+
+def choose_parse_default(run_dir, treebank="sinica", nltk_data=None,
+                         backward_model=None, metric="sentence_f1",
+                         progress=False, **settings):
+    """Scores every parse setting on the dev half of the Sinica sample (or
+    the whole PTB sample), records the best as the run's default
+    (`record_parse_default`) and returns it with the full table.
+
+    Args:
+        run_dir: The forward run's directory.
+        treebank: `"sinica"` (chosen on its dev half; the test half is
+            scored too, held out) or `"ptb"` (chosen on the whole sample).
+        nltk_data, backward_model, progress, **settings: As for
+            `evaluate_settings`.
+        metric: What the choice maximises: `"sentence_f1"` or
+            `"corpus_f1"`.
+
+    Returns:
+        `(choice, table)`: the recorded default and `evaluate_settings`'
+        result.
+    """
+    halves = ("dev", "test") if treebank == "sinica" else (None,)
+    table = evaluate_settings(run_dir, treebank, backward_model=backward_model,
+                              halves=halves, nltk_data=nltk_data,
+                              progress=progress, **settings)
+    on = "dev" if treebank == "sinica" else "all"
+    choice = choose_default(table["cells"], on, metric)
+    chosen_on = ("sinica dev half" if treebank == "sinica"
+                 else f"{treebank} sample")
+    record_parse_default(run_dir, choice, chosen_on)
+    return {**choice, "chosen_on": chosen_on}, table

@@ -131,9 +131,38 @@ def _max_length_arg(max_length):
     return positive_int("max_length", max_length)
 
 
-def _gold_sentences(nltk_trees, keep_leaf, max_length):
+HALVES = ("dev", "test")
+"""The two halves of the Sinica sample (`load_sinica(half=...)`): `"dev"`
+holds the sentences at even positions of the file (the 1st, 3rd, ...),
+`"test"` those at odd positions, counted before any is left out."""
+
+
+def half_arg(half):
+    """`half` checked: `None` (the whole treebank), `"dev"` or `"test"`."""
+    if half is None:
+        return None
+    if half not in HALVES:
+        raise ValueError(
+            "Argument `half` must be one of 'dev', 'test' or None (the "
+            f"whole treebank), received: half={half!r}")
+    return half
+
+
+def in_half(index, half):
+    """Whether the sentence at position `index` (from 0, in file order) of
+    the treebank belongs to `half` (`None`: every sentence does).
+
+    >>> [i for i in range(5) if in_half(i, "dev")], [i for i in range(5) if in_half(i, "test")]
+    ([0, 2, 4], [1, 3])
+    """
+    return half is None or index % 2 == HALVES.index(half)
+
+
+def _gold_sentences(nltk_trees, keep_leaf, max_length, half=None):
     out = []
-    for t in nltk_trees:
+    for index, t in enumerate(nltk_trees):
+        if not in_half(index, half):
+            continue
         tree = collapse_unary(t, keep_leaf)
         if tree is None:
             continue
@@ -219,7 +248,8 @@ def _t2s_converter():
     return opencc.OpenCC("t2s").convert
 
 
-def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
+def load_sinica(nltk_data=None, max_length=None, to_simplified=False,
+                half=None):
     """Loads the Sinica Treebank sample (traditional Chinese) as gold trees.
 
     Reads `corpora/sinica_treebank/parsed` with NLTK's
@@ -242,6 +272,10 @@ def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
         to_simplified: Convert each word from traditional to simplified
             characters with OpenCC (`opencc.OpenCC("t2s")`; needs
             `pip install 'on-lstm-keras[zh]'`). The segmentation is kept.
+        half: `None` (every sentence), or one of two fixed halves of the
+            sample: `"dev"`, the sentences at even positions of the file
+            (counting from 0, before any is left out), on which settings
+            are chosen, and `"test"`, those at odd positions, held out.
 
     Returns:
         List of `GoldSentence(words, tree)`, in corpus order.
@@ -266,6 +300,7 @@ def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
     from nltk.corpus.reader import SinicaTreebankCorpusReader
 
     max_length = _max_length_arg(max_length)
+    half = half_arg(half)
     convert = _t2s_converter() if to_simplified else (lambda w: w)
 
     def keep_leaf(tag, word):
@@ -276,4 +311,5 @@ def load_sinica(nltk_data=None, max_length=None, to_simplified=False):
 
     with _locate(("corpora/sinica_treebank",), nltk_data, "sinica_treebank") as root:
         reader = SinicaTreebankCorpusReader(root, "parsed", encoding="utf-8")
-        return _gold_sentences(reader.parsed_sents(), keep_leaf, max_length)
+        return _gold_sentences(reader.parsed_sents(), keep_leaf, max_length,
+                               half)
