@@ -1,4 +1,6 @@
-"""A picture of an induced tree with the per-word distances drawn under it.
+"""Pictures: an induced tree with the per-word distances drawn under it
+(`plot_tree`, one bar chart per reading direction or layer), and F1 per
+layer and direction against the baselines (`plot_f1_bars`).
 
 Uses matplotlib (the `[plot]` extra) without pyplot's global state.
 Chinese text: the first installed CJK font matplotlib knows is used; SVG
@@ -47,53 +49,71 @@ def _layout(tree, leaves):
     return nodes, edges
 
 
-def plot_tree(tree, distances, path, title=None, distance_label="d_f"):
-    """Draws `tree` with a bar chart of `distances` under its words.
+def _distance_panels(distances, distance_label, n_words):
+    """`[(label, values)]` of `distances`: one list (labelled
+    `distance_label`) or a dict of label -> one number per word."""
+    if isinstance(distances, dict):
+        panels = [(str(k), list(v)) for k, v in distances.items()]
+    else:
+        panels = [(distance_label, list(distances))]
+    if not panels:
+        raise ValueError("Argument `distances` must hold at least one row "
+                         "of distances, received an empty dict")
+    for label, values in panels:
+        if len(values) != n_words:
+            raise ValueError(
+                "Arguments `tree` and `distances` must cover the same words, "
+                f"received {n_words} words and {len(values)} distances"
+                + (f" ({label})" if isinstance(distances, dict) else ""))
+    return panels
 
-    Args:
-        tree: Nested-list tree (a word is a leaf).
-        distances: One number per word (e.g. the master-forget distance).
-        path: Output file; the format follows the extension (`.svg`,
-            `.png`, `.pdf`). For Chinese without a CJK font installed,
-            prefer `.svg`.
-        title: Optional title.
-        distance_label: Label of the bar chart's axis.
 
-    Returns:
-        `path`.
-
-    Raises:
-        MissingExtraError: (an `ImportError`) if matplotlib is not
-            installed: `pip install 'on-lstm-keras[plot]'`.
-    """
+def _figure_context(matplotlib):
+    import contextlib
     import warnings
 
+    font = _cjk_font()
+    rc = {"svg.fonttype": "none"}
+    if font:
+        rc["font.family"] = [font, "sans-serif"]
+    stack = contextlib.ExitStack()
+    stack.enter_context(matplotlib.rc_context(rc))
+    stack.enter_context(warnings.catch_warnings())
+    # Without a CJK font, PNG shows boxes for Chinese; SVG is still right.
+    warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+    return stack
+
+
+def _save(fig, path):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path)
+
+
+def tree_figure(tree, distances, title=None, distance_label="d_f"):
+    """The figure `plot_tree` saves: `tree` above one bar chart of
+    distances per row of `distances` (see `plot_tree`).
+
+    Returns:
+        A matplotlib `Figure` (not attached to pyplot).
+    """
     matplotlib = require("matplotlib", "plot", "plot_tree")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     leaves = []
     nodes, edges = _layout(tree, leaves)
-    if len(distances) != len(leaves):
-        raise ValueError(
-            "Arguments `tree` and `distances` must cover the same words, "
-            f"received {len(leaves)} words and {len(distances)} distances"
-        )
+    panels = _distance_panels(distances, distance_label, len(leaves))
     height = max([y for _, y in nodes] or [0])
-    font = _cjk_font()
-    rc = {"svg.fonttype": "none"}
-    if font:
-        rc["font.family"] = [font, "sans-serif"]
-    with matplotlib.rc_context(rc), warnings.catch_warnings():
-        # Without a CJK font, PNG shows boxes for Chinese; SVG is still right.
-        warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+    with _figure_context(matplotlib):
         width = max(4.0, 0.9 * len(leaves) + 1)
-        fig = Figure(figsize=(width, 2.2 + 0.45 * height + 1.6))
+        fig = Figure(figsize=(width, 2.2 + 0.45 * height + 1.6 * len(panels)))
         FigureCanvasAgg(fig)
-        top, bottom = fig.subplots(
-            2, 1, sharex=True,
-            gridspec_kw={"height_ratios": [max(1, height) + 1, 1.6]},
+        axes = fig.subplots(
+            1 + len(panels), 1, sharex=True,
+            gridspec_kw={"height_ratios": [max(1, height) + 1]
+                         + [1.6] * len(panels)},
         )
+        top = axes[0]
         for (x0, y0), (x1, y1) in edges:
             top.plot([x0, x1], [y0, y1], color="0.35", lw=1.2)
         top.scatter([x for x, _ in nodes], [y for _, y in nodes], s=12,
@@ -105,17 +125,150 @@ def plot_tree(tree, distances, path, title=None, distance_label="d_f"):
         if title:
             top.set_title(title)
         xs = list(range(len(leaves)))
-        bottom.bar(xs, distances, color="#4c72b0", width=0.6)
-        for x, d in zip(xs, distances):
-            bottom.text(x, d, f"{d:.2f}", ha="center", va="bottom", fontsize=8)
-        bottom.set_ylabel(distance_label)
-        bottom.set_xticks(xs)
-        bottom.set_xticklabels([""] * len(xs))
-        bottom.set_xlim(-0.6, len(leaves) - 0.4)
-        bottom.set_ylim(0, max(1e-6, max(distances)) * 1.25)
-        for side in ("top", "right"):
-            bottom.spines[side].set_visible(False)
+        colours = ("#4c72b0", "#dd8452", "#55a868", "#c44e52")
+        for k, (bottom, (label, values)) in enumerate(zip(axes[1:], panels)):
+            bottom.bar(xs, values, color=colours[k % len(colours)], width=0.6)
+            for x, d in zip(xs, values):
+                bottom.text(x, d, f"{d:.2f}", ha="center",
+                            va="bottom" if d >= 0 else "top", fontsize=8)
+            bottom.set_ylabel(label)
+            bottom.set_xticks(xs)
+            bottom.set_xticklabels([""] * len(xs))
+            bottom.set_xlim(-0.6, len(leaves) - 0.4)
+            low = min(0.0, min(values))
+            high = max(1e-6, max(values))
+            bottom.set_ylim(low * 1.25, high * 1.25)
+            for side in ("top", "right"):
+                bottom.spines[side].set_visible(False)
         fig.tight_layout()
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        fig.savefig(path)
+    return fig
+
+
+def plot_tree(tree, distances, path, title=None, distance_label="d_f"):
+    """Draws `tree` with a bar chart of `distances` under its words.
+
+    Args:
+        tree: Nested-list tree (a word is a leaf).
+        distances: One number per word (e.g. the master-forget distance),
+            or a dict of label -> one number per word, drawn as one bar
+            chart each, in order (e.g. the forward and the backward
+            model's `d_f`, `{"forward d_f": ..., "backward d_f": ...}`).
+        path: Output file; the format follows the extension (`.svg`,
+            `.png`, `.pdf`). For Chinese without a CJK font installed,
+            prefer `.svg`.
+        title: Optional title.
+        distance_label: Label of the bar chart's axis (one list of
+            distances).
+
+    Returns:
+        `path`.
+
+    Raises:
+        MissingExtraError: (an `ImportError`) if matplotlib is not
+            installed: `pip install 'on-lstm-keras[plot]'`.
+    """
+    matplotlib = require("matplotlib", "plot", "plot_tree")
+    fig = tree_figure(tree, distances, title, distance_label)
+    with _figure_context(matplotlib):
+        _save(fig, path)
     return path
+
+
+BASELINE_NAMES = ("left", "right", "balanced", "random")
+
+
+def f1_bars_figure(cells, baselines, half=None, tree_rule="official",
+                   metric="sentence_f1", title=None):
+    """The figure `plot_f1_bars` saves (see there).
+
+    Returns:
+        A matplotlib `Figure` (not attached to pyplot): one axes, a group
+        of bars per layer (labelled `layer 1`, ..., `mean`), one bar per
+        direction (its legend label the direction), and one dashed line
+        per baseline (legend label `left-branching`, `right-branching`,
+        `balanced`, `random`, with its value).
+    """
+    matplotlib = require("matplotlib", "plot", "plot_f1_bars")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    check_metric = ("sentence_f1", "corpus_f1")
+    if metric not in check_metric:
+        raise ValueError("Argument `metric` must be 'sentence_f1' or "
+                         f"'corpus_f1', received: metric={metric!r}")
+    chosen = [c for c in cells if c["tree_rule"] == tree_rule
+              and (half is None or c.get("half") == half)]
+    if not chosen:
+        raise ValueError(
+            f"Argument `cells` holds no cell with tree_rule={tree_rule!r} and "
+            f"half={half!r}")
+    layers = list(dict.fromkeys(c["layer"] for c in chosen))
+    directions = list(dict.fromkeys(c["direction"] for c in chosen))
+    value = {(c["direction"], c["layer"]): c[metric] for c in chosen}
+    lines = [b for b in baselines if half is None or b.get("half") == half]
+    with _figure_context(matplotlib):
+        fig = Figure(figsize=(2 + 1.6 * len(layers), 4.2))
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        width = 0.8 / len(directions)
+        colours = {"forward": "#4c72b0", "backward": "#dd8452",
+                   "both": "#55a868"}
+        for k, direction in enumerate(directions):
+            xs = [i + (k - (len(directions) - 1) / 2) * width
+                  for i in range(len(layers))]
+            heights = [value.get((direction, layer), float("nan"))
+                       for layer in layers]
+            ax.bar(xs, heights, width=width * 0.95, label=direction,
+                   color=colours.get(direction))
+            for x, h in zip(xs, heights):
+                ax.text(x, h, f"{h:.1f}", ha="center", va="bottom",
+                        fontsize=7)
+        styles = ("--", ":", "-.", (0, (5, 1)))
+        for k, b in enumerate(lines):
+            name = b["baseline"]
+            label = f"{name}-branching" if name in ("left", "right") else name
+            ax.axhline(b[metric], color="0.3", lw=1, ls=styles[k % 4],
+                       label=f"{label} {b[metric]:.1f}")
+        ax.set_xticks(range(len(layers)))
+        ax.set_xticklabels([f"layer {layer}" if layer != "mean" else "mean"
+                            for layer in layers])
+        ax.set_ylabel(metric.replace("_f1", " F1"))
+        ax.set_title(title or f"{metric.replace('_f1', ' F1')}, tree rule "
+                     f"{tree_rule}" + (f", {half} half" if half else ""))
+        ax.legend(fontsize=7, loc="lower right", ncol=2)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        fig.tight_layout()
+    return fig
+
+
+def plot_f1_bars(cells, baselines, path, half=None, tree_rule="official",
+                 metric="sentence_f1", title=None):
+    """A bar chart of F1 per layer and reading direction, against the
+    baselines (drawn as horizontal lines).
+
+    Args:
+        cells: Dicts with `direction`, `layer`, `tree_rule`, `half` and
+            the F1 figures (the `cells` of
+            `parsing.runs.evaluate_settings`).
+        baselines: Dicts with `baseline`, `half` and the F1 figures (its
+            `baselines`).
+        path: Output file (`.png`, `.svg`, `.pdf`).
+        half: Draw only the cells and baselines of this half (`"dev"`,
+            `"test"`); default all given.
+        tree_rule: Draw the cells of this tree rule.
+        metric: `"sentence_f1"` or `"corpus_f1"`.
+        title: Default: the metric, rule and half.
+
+    Returns:
+        The matplotlib `Figure` that was saved to `path`.
+
+    Raises:
+        MissingExtraError: (an `ImportError`) if matplotlib is not
+            installed: `pip install 'on-lstm-keras[plot]'`.
+    """
+    matplotlib = require("matplotlib", "plot", "plot_f1_bars")
+    fig = f1_bars_figure(cells, baselines, half, tree_rule, metric, title)
+    with _figure_context(matplotlib):
+        _save(fig, path)
+    return fig
