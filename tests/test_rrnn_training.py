@@ -4,26 +4,29 @@ Tiny model and data (a few samples, 2 units, 3 merges): what is checked is
 which weights each stage moves and which tree the fixing stage replays.
 """
 
+import collections
+
 import keras
 import numpy as np
 import pytest
 from keras import ops
 
 from on_lstm_keras.rrnn import RRNN
+from on_lstm_keras.rrnn.training import best_per_batch_and_step
 from on_lstm_keras.rrnn.training import fit_search_and_fix
 from on_lstm_keras.rrnn.training import most_frequent_tree
+from on_lstm_keras.rrnn.training import replaying
 from on_lstm_keras.rrnn.training import split_weights
 
-pytestmark = pytest.mark.backend
 
 
-def _setup(seed=0):
+def _setup(seed=0, samples=8, steps=3, iterations=3):
     keras.utils.set_random_seed(seed)
     rng = np.random.RandomState(seed)
-    x = rng.normal(size=(8, 3, 2)).astype("float32")
-    y = rng.normal(size=(8, 3, 2)).astype("float32")
-    inputs = keras.Input((3, 2))
-    layer = RRNN(2, iterations=3, tuples=2, score_units=2,
+    x = rng.normal(size=(samples, steps, 2)).astype("float32")
+    y = rng.normal(size=(samples, steps, 2)).astype("float32")
+    inputs = keras.Input((steps, 2))
+    layer = RRNN(2, iterations=iterations, tuples=2, score_units=2,
                  return_sequences=True, return_trees=True)
     hidden, trees = layer(inputs)
     model = keras.Model(inputs, keras.layers.Dense(2)(hidden))
@@ -53,8 +56,10 @@ def test_most_frequent_tree_ignores_padding():
     assert most_frequent_tree(np.stack([pad])) is None
 
 
+@pytest.mark.backend  # the JAX trainer reads trainable flags its own way
 def test_stages_train_the_right_weights_and_replay_the_best_tree():
-    x, y, layer, model, trees_model = _setup()
+    x, y, layer, model, trees_model = _setup(samples=4, steps=2,
+                                             iterations=2)
     scoring, cell = split_weights(layer)
     recorded, replayed = [], []
     original_fit = model.fit
@@ -72,8 +77,8 @@ def test_stages_train_the_right_weights_and_replay_the_best_tree():
         model, layer, x, y, trees_model, validation_data=(x, y),
         score_optimizer=keras.optimizers.SGD(0.5),
         cell_optimizer=keras.optimizers.SGD(0.5), loss="mse",
-        batch_size=8, search_epochs=2, fix_epochs=1, cycles=1,
-        switch_every=1, tree_sample=8,
+        batch_size=4, search_epochs=2, fix_epochs=1, cycles=1,
+        switch_every=1, tree_sample=4,
     )
     recorded.append((_values(scoring), _values(cell), layer.selection))
     epochs = result["epochs"]
@@ -111,3 +116,128 @@ def test_bad_arguments_are_named():
                         (1, 4, 0, "add", "tanh")])
     with pytest.raises(ValueError, match="selection='forced'"):
         fit_search_and_fix(model, forced, x, y, trees_model, **common)
+
+
+# -- replay per batch and step (the authors' fixing stage) -------------------
+
+TREE_A = [(0, 1, 0, "add", "tanh"), (1, 3, 1, "multiply", "sigmoid")]
+TREE_B = [(0, 1, 0, "add", "sigmoid"), (0, 3, 1, "add", "tanh")]
+
+
+def _np_tree(tree, weights, x, h, units=2):
+    """One forced tree in NumPy (names as in `TREE_A`)."""
+    unary = {"tanh": np.tanh, "sigmoid": lambda v: 1 / (1 + np.exp(-v))}
+    binary = {"add": np.add, "multiply": np.multiply}
+    nodes = [x, h, np.zeros_like(h)]
+    for i, j, k, op, act in tree:
+        block = slice(k * units, (k + 1) * units)
+        left = (weights["kernel"] if i == 0 else weights["left_kernel"])
+        pre = binary[op](nodes[i] @ left[:, block],
+                         nodes[j] @ weights["right_kernel"][:, block])
+        nodes.append(unary[act](pre + weights["bias"][block]))
+    return nodes[-1]
+
+
+@pytest.mark.backend  # the unrolled loop of each backend
+@pytest.mark.parametrize("go_backwards", [False, True])
+def test_replaying_one_tree_per_step(go_backwards):
+    """Step t runs the t-th replayed tree (in time order, also when the
+    layer reads backwards), checked against the trees run in NumPy."""
+    x = np.random.RandomState(3).normal(size=(2, 2, 2)).astype("float32")
+    layer = RRNN(2, iterations=2, tuples=2, score_units=2,
+                 return_sequences=True, return_trees=True,
+                 go_backwards=go_backwards)
+    layer.build((None, 2, 2))
+    weights = {v.name: ops.convert_to_numpy(v) for v in layer.cell.weights}
+    with replaying(layer.cell, [TREE_A, TREE_B]):
+        output, trees = (ops.convert_to_numpy(v) for v in layer(x))
+    assert layer.selection == "hard" and layer.cell.step_trees is None
+    order = [1, 0] if go_backwards else [0, 1]
+    h = np.zeros((2, 2), "float32")
+    for position, t in enumerate(order):
+        h = _np_tree((TREE_A, TREE_B)[t], weights, x[:, t], h)
+        np.testing.assert_allclose(output[:, position], h, atol=1e-5)
+        want = [[i, j, k, layer.operations.index(o),
+                 layer.activations.index(a)]
+                for i, j, k, o, a in (TREE_A, TREE_B)[t]]
+        assert (trees[:, position] == want).all()
+    with pytest.raises(ValueError, match="2 steps, received inputs with 3"):
+        with replaying(layer.cell, [TREE_A, TREE_B]):
+            layer(np.zeros((1, 3, 2), "float32"))
+
+
+def test_best_per_batch_and_step_by_hand():
+    trees = [np.full((2, 2, 1, 5), epoch) for epoch in range(3)]
+    losses = [np.array([[1.0, 3.0], [2.0, 2.0]]),
+              np.array([[2.0, 1.0], [2.0, 5.0]]),
+              np.array([[1.5, 2.0], [9.0, 0.5]])]
+    best = best_per_batch_and_step(list(zip(losses, trees)))
+    # (0, 0): epoch 0; (0, 1): epoch 1; (1, 0): a tie, the earlier epoch 0;
+    # (1, 1): epoch 2.
+    assert best[..., 0, 0].tolist() == [[0, 1], [0, 2]]
+
+
+def test_fixing_stage_replays_each_batch_and_steps_best_tree():
+    """Search epochs record, per fixed batch and step, the batch's most
+    frequent tree and mean task loss (recomputed here from the predictions
+    by hand); the fixing stage trains batch b with the trees of the lowest
+    recorded loss of (b, t), in order, and only the cell weights."""
+    x, y, layer, model, trees_model = _setup(samples=4, steps=2,
+                                             iterations=2)
+    seen = {"trees": [], "predicted": [], "fixed": []}
+    scoring, cell = split_weights(layer)
+    original = (trees_model.predict, model.predict, model.train_on_batch)
+
+    def trees_predict(*args, **kwargs):
+        seen["trees"].append(original[0](*args, **kwargs))
+        return seen["trees"][-1]
+
+    def predict(*args, **kwargs):
+        seen["predicted"].append(original[1](*args, **kwargs))
+        return seen["predicted"][-1]
+
+    def train_on_batch(batch_x, batch_y):
+        seen["fixed"].append((batch_x.copy(), layer.cell.step_trees,
+                              _values(scoring)))
+        return original[2](batch_x, batch_y)
+
+    trees_model.predict, model.predict = trees_predict, predict
+    model.train_on_batch = train_on_batch
+    result = fit_search_and_fix(
+        model, layer, x, y, trees_model, validation_data=(x, y),
+        score_optimizer=keras.optimizers.SGD(0.5),
+        cell_optimizer=keras.optimizers.SGD(0.5), loss="mse",
+        batch_size=2, search_epochs=2, fix_epochs=1, replay="batch_step",
+    )
+    search = [e for e in result["epochs"] if e["stage"] == "search"]
+    assert len(search) == 2 and len(seen["trees"]) == 2
+    for record, trees, predicted in zip(search, seen["trees"],
+                                        seen["predicted"]):
+        for b in range(2):
+            for t in range(2):
+                rows = trees[2 * b : 2 * b + 2, t]
+                count = collections.Counter(
+                    tuple(map(tuple, r)) for r in rows)
+                top = max(count.values())
+                assert count[tuple(map(tuple, record["step_trees"][b, t]))] \
+                    == top
+                want = np.mean((predicted[2 * b : 2 * b + 2, t]
+                                - y[2 * b : 2 * b + 2, t]) ** 2)
+                assert record["step_losses"][b, t] == pytest.approx(
+                    want, rel=1e-5)
+    # The fixing stage: batch 0 then batch 1, each with its best trees.
+    assert [f[0].tolist() for f in seen["fixed"]] == [
+        x[:2].tolist(), x[2:].tolist()]
+    for b, (_, step_trees, scores) in enumerate(seen["fixed"]):
+        for t in range(2):
+            pick = min(range(2), key=lambda e: (
+                search[e]["step_losses"][b, t], e))
+            assert np.array_equal(step_trees[t],
+                                  search[pick]["step_trees"][b, t])
+            assert np.array_equal(result["best_trees"][b, t], step_trees[t])
+    # Only the cell weights move in the fixing stage.
+    for before, after in zip(seen["fixed"][0][2], _values(scoring)):
+        np.testing.assert_array_equal(before, after)
+    assert result["epochs"][-1]["stage"] == "fix"
+    assert layer.selection == "hard" and layer.cell.step_trees is None
+    assert all(v.trainable for v in model.weights)

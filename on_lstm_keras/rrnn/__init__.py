@@ -22,7 +22,9 @@ Modules:
     `distance`: `tree_distance` and the `RRNNTreeDistance` loss layer.
     `nodes`: node values brought to one width.
     `training`: `fit_search_and_fix` (two optimisers; search and fixing
-        stages, as the authors trained) and `split_weights`.
+        stages, as the authors trained; the fixing stage replays one best
+        tree, or the best tree of each batch and step), `replaying` and
+        `split_weights`.
 """
 
 from on_lstm_keras.rrnn.cell import RRNNCell

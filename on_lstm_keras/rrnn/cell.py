@@ -342,6 +342,9 @@ class RRNNCell(TreeSearch, Layer):
         self.variant = variant
         self.candidate_norm = candidate_norm
         self._skeleton = skeleton
+        # One forced tree per time step while `training.replaying` replays
+        # per-step trees (the layer then unrolls its loop); else `None`.
+        self.step_trees = None
 
         self.kernel_initializer = initializers.get(kernel_initializer)
         self.recurrent_initializer = initializers.get(recurrent_initializer)

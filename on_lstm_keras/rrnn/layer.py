@@ -386,8 +386,24 @@ class RRNN(RNN):
             x_proj
         )
 
+        # Per-step trees (`training.replaying` with one tree per step): the
+        # loop is unrolled, so `step` runs once per step, in order.
+        step_trees = cell.step_trees
+        if step_trees is not None and sequences.shape[1] != len(step_trees):
+            raise ValueError(
+                f"The replayed trees are for {len(step_trees)} steps, "
+                f"received inputs with {sequences.shape[1]} steps"
+            )
+        counter = [0]
+
         def step(inputs, states):
             h_tm1 = states[0]
+            if step_trees is not None:
+                index = counter[0]
+                counter[0] += 1
+                if self.go_backwards:
+                    index = len(step_trees) - 1 - index
+                cell.tree = step_trees[index]
             x = None
             if with_nodes:
                 x = inputs[:, proj_size : proj_size + sequences.shape[-1]]
@@ -429,7 +445,7 @@ class RRNN(RNN):
             list(initial_state),
             go_backwards=self.go_backwards,
             mask=None,
-            unroll=self.unroll,
+            unroll=self.unroll or step_trees is not None,
             input_length=sequences.shape[1],
             return_all_outputs=self.return_sequences or extras,
         )

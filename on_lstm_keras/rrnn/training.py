@@ -6,15 +6,21 @@ model holding an `RRNN` in cycles of two stages:
 
 - a search stage: the layer searches its trees; the scoring weights and the
   cell weights are trained by their own optimisers, each for
-  `switch_every` epochs in turn. After every search epoch the layer's most
-  frequent tree on a sample of the training data is recorded with the
-  validation loss;
-- a fixing stage: the tree with the lowest recorded validation loss is
-  replayed (the layer runs it as a forced tree) and only the cell weights
-  are trained.
+  `switch_every` epochs in turn. After every search epoch the trees are
+  recorded;
+- a fixing stage: recorded trees are replayed (the layer runs them as
+  forced trees) and only the cell weights are trained.
 
-The authors' code records the best tree per batch and time step; here one
-tree (the most frequent of the best epoch) is replayed for every step.
+Two ways to record and replay (`replay`):
+
+- `"tree"`: after each search epoch, the most frequent tree on a sample of
+  the training data is recorded with the validation loss; the tree with the
+  lowest one is replayed at every step of every batch.
+- `"batch_step"` (the authors' code): the training data is cut into fixed
+  batches (in order, not shuffled); after each search epoch, for every
+  batch `b` and step `t`, the batch's most frequent tree at `t` is recorded
+  with the batch's task loss at `t`; the fixing stage replays, at step `t`
+  of batch `b`, the tree with the lowest recorded loss for `(b, t)`.
 """
 
 import collections
@@ -24,6 +30,7 @@ import numpy as np
 from on_lstm_keras import _validation as check
 from on_lstm_keras.rrnn.trees import normalize_tree
 
+REPLAYS = ("tree", "batch_step")
 SCORE_WEIGHTS = (
     "score_hidden_kernel",
     "score_hidden_bias",
@@ -53,13 +60,13 @@ def _name(variable):
     )
 
 
-def _train_only(model, variables, optimizer, loss):
+def _train_only(model, variables, optimizer, loss, eager=False):
     """Recompiles `model` so that only `variables` (among its trainable
     weights) are trained, by `optimizer` (whose state carries over)."""
     keep = {id(v) for v in variables}
     for variable in model.weights:
         variable.trainable = id(variable) in keep
-    model.compile(optimizer=optimizer, loss=loss)
+    model.compile(optimizer=optimizer, loss=loss, run_eagerly=eager)
 
 
 def _restore(model, trainable):
@@ -96,6 +103,7 @@ def fit_search_and_fix(
     cycles=1,
     switch_every=1,
     tree_sample=256,
+    replay="tree",
     verbose=0,
 ):
     """Trains `model` in search and fixing stages with two optimisers.
@@ -120,7 +128,14 @@ def fit_search_and_fix(
             weights train for this many epochs, then the scoring weights
             for as many, and so on (the cell first).
         tree_sample: Positive integer, training samples whose trees are
-            counted after each search epoch.
+            counted after each search epoch (`replay="tree"`).
+        replay: `"tree"` (default) or `"batch_step"`: what the fixing stage
+            replays (see the module docstring). With `"batch_step"` the
+            model's first output must be the per-step prediction that
+            `loss` (the first loss, if a list) scores against `y`, shaped
+            `(batch, steps, ...)`; the fixing stage trains batch by batch in
+            eager mode (each batch its own trees), and its validation loss
+            is that of the search.
         verbose: Passed to `model.fit`.
 
     The weights' `trainable` flags are restored at the end, but the model
@@ -129,8 +144,14 @@ def fit_search_and_fix(
 
     Returns:
         A dict: `"epochs"`, one record per epoch (`stage`, `trained`,
-        `loss`, `val_loss`, `tree` for search epochs); `"best_tree"`, the
-        tree replayed by the last fixing stage (or `None`).
+        `loss`, `val_loss`, `tree`: the most frequent tree of the sample
+        for search epochs, the replayed one for fixing epochs); with
+        `replay="tree"`, `"best_tree"`, the tree replayed by the last fixing
+        stage (or `None`); with `replay="batch_step"`, also `"step_trees"`
+        and `"step_losses"` in each search record (int
+        `(batches, steps, iterations, 5)` and `(batches, steps)`), and
+        `"best_trees"`, the trees replayed by the last fixing stage (or
+        `None`).
     """
     for name, value in (
         ("batch_size", batch_size),
@@ -141,6 +162,7 @@ def fit_search_and_fix(
     ):
         check.positive_int(name, value)
     check.non_negative_int("fix_epochs", fix_epochs)
+    replay = check.choice("replay", replay, REPLAYS)
     cell = layer.cell
     if cell.selection == "forced" or cell.variant != "rrnn":
         raise ValueError(
@@ -158,7 +180,7 @@ def fit_search_and_fix(
     scoring = [v for v in scoring if trainable[id(v)]]
     val_x, val_y = validation_data
     records, recorded = [], []
-    best_tree = None
+    best_tree = best_trees = None
     try:
         for _ in range(cycles):
             for epoch in range(search_epochs):
@@ -174,44 +196,134 @@ def fit_search_and_fix(
                     x, y, batch_size=batch_size, epochs=1, verbose=verbose
                 )
                 val_loss = _evaluate(model, val_x, val_y, batch_size)
-                tree = most_frequent_tree(
-                    trees_model.predict(
-                        x[:tree_sample], batch_size=batch_size, verbose=0
-                    )
-                )
-                recorded.append((val_loss, tree))
-                records.append({
+                record = {
                     "stage": "search",
                     "trained": trained,
                     "loss": float(history.history["loss"][-1]),
                     "val_loss": val_loss,
-                    "tree": tree,
-                })
+                }
+                if replay == "tree":
+                    record["tree"] = most_frequent_tree(
+                        trees_model.predict(
+                            x[:tree_sample], batch_size=batch_size, verbose=0
+                        )
+                    )
+                    recorded.append((val_loss, record["tree"]))
+                else:
+                    step_trees, step_losses = _per_batch_and_step(
+                        model, trees_model, x, y, loss, batch_size
+                    )
+                    record["tree"] = most_frequent_tree(step_trees)
+                    record["step_trees"] = step_trees
+                    record["step_losses"] = step_losses
+                    recorded.append((step_losses, step_trees))
+                records.append(record)
             if not fix_epochs:
                 continue
-            best_tree = min(
-                (r for r in recorded if r[1] is not None),
-                key=lambda r: r[0],
-            )[1]
-            with _replaying(cell, best_tree):
+            if replay == "tree":
+                best_tree = min(
+                    (r for r in recorded if r[1] is not None),
+                    key=lambda r: r[0],
+                )[1]
+                with replaying(cell, best_tree):
+                    _train_only(model, cell_weights, cell_optimizer, loss)
+                    for _ in range(fix_epochs):
+                        history = model.fit(
+                            x, y, batch_size=batch_size, epochs=1,
+                            verbose=verbose,
+                        )
+                        records.append({
+                            "stage": "fix",
+                            "trained": "cell",
+                            "loss": float(history.history["loss"][-1]),
+                            "val_loss": _evaluate(
+                                model, val_x, val_y, batch_size
+                            ),
+                            "tree": best_tree,
+                        })
+                continue
+            best_trees = best_per_batch_and_step(recorded)
+            for _ in range(fix_epochs):
+                losses = []
+                _train_only(
+                    model, cell_weights, cell_optimizer, loss, eager=True
+                )
+                for b, start in enumerate(range(0, len(x), batch_size)):
+                    with replaying(cell, best_trees[b]):
+                        result = model.train_on_batch(
+                            x[start : start + batch_size],
+                            y[start : start + batch_size],
+                        )
+                    losses.append(float(np.ravel(result)[0]))
                 _train_only(model, cell_weights, cell_optimizer, loss)
-                for _ in range(fix_epochs):
-                    history = model.fit(
-                        x, y, batch_size=batch_size, epochs=1,
-                        verbose=verbose,
-                    )
-                    records.append({
-                        "stage": "fix",
-                        "trained": "cell",
-                        "loss": float(history.history["loss"][-1]),
-                        "val_loss": _evaluate(
-                            model, val_x, val_y, batch_size
-                        ),
-                        "tree": best_tree,
-                    })
+                records.append({
+                    "stage": "fix",
+                    "trained": "cell",
+                    "loss": float(np.mean(losses)),
+                    "val_loss": _evaluate(model, val_x, val_y, batch_size),
+                    "tree": most_frequent_tree(best_trees),
+                })
     finally:
         _restore(model, trainable)
-    return {"epochs": records, "best_tree": best_tree}
+    result = {"epochs": records, "best_tree": best_tree}
+    if replay == "batch_step":
+        result["best_trees"] = best_trees
+    return result
+
+
+def best_per_batch_and_step(recorded):
+    """The recorded tree with the lowest loss at each (batch, step).
+
+    Args:
+        recorded: `[(losses, trees), ...]`, one pair per search epoch:
+            losses `(batches, steps)`, trees `(batches, steps, iterations,
+            5)`. On a tie the earlier epoch's tree is kept.
+
+    Returns:
+        An int array `(batches, steps, iterations, 5)`.
+    """
+    losses = np.stack([np.asarray(r[0]) for r in recorded])
+    trees = np.stack([np.asarray(r[1]) for r in recorded])
+    best = np.argmin(losses, axis=0)  # (batches, steps), first on ties
+    return np.take_along_axis(
+        trees, best[None, :, :, None, None], axis=0
+    )[0]
+
+
+def _per_batch_and_step(model, trees_model, x, y, loss, batch_size):
+    """Each fixed batch's most frequent tree and mean task loss per step:
+    `(trees (batches, steps, iterations, 5), losses (batches, steps))`."""
+    import keras
+    from keras import ops
+
+    first = loss[0] if isinstance(loss, (list, tuple)) else loss
+    first = keras.losses.get(first)
+    predicted = model.predict(x, batch_size=batch_size, verbose=0)
+    if isinstance(predicted, (list, tuple)):
+        predicted = predicted[0]
+    trees = np.asarray(
+        trees_model.predict(x, batch_size=batch_size, verbose=0)
+    )
+    unreduced = first.call if isinstance(first, keras.losses.Loss) else first
+    per_step = ops.convert_to_numpy(
+        unreduced(ops.convert_to_tensor(y), ops.convert_to_tensor(predicted))
+    )
+    if per_step.ndim != 2 or trees.ndim != 4:
+        raise ValueError(
+            "Argument `replay='batch_step'` needs a model whose first output "
+            "is a per-step prediction and an RRNN with return_sequences=True"
+            f", received: per-step loss shape {per_step.shape}, trees shape "
+            f"{trees.shape}"
+        )
+    step_trees, step_losses = [], []
+    for start in range(0, len(x), batch_size):
+        batch = trees[start : start + batch_size]
+        step_trees.append(np.stack([
+            np.array(most_frequent_tree(batch[:, t]))
+            for t in range(batch.shape[1])
+        ]))
+        step_losses.append(per_step[start : start + batch_size].mean(0))
+    return np.stack(step_trees), np.stack(step_losses)
 
 
 def _evaluate(model, x, y, batch_size):
@@ -219,25 +331,52 @@ def _evaluate(model, x, y, batch_size):
     return float(result[0] if isinstance(result, (list, tuple)) else result)
 
 
-class _replaying:
-    """Runs `cell` as a forced tree inside a `with` block."""
+class replaying:
+    """Runs `cell` as forced trees inside a `with` block.
+
+    The fixing stage of `fit_search_and_fix` trains inside it; use it to
+    evaluate a model with the tree that stage replayed (build the model or
+    its predictor afresh inside the block: a function Keras has already
+    traced keeps the search).
+
+    Args:
+        cell: An `RRNNCell` (`layer.cell`) with `variant="rrnn"`.
+        tree: One tree, `cell.iterations` merges `(i, j, k, op, act)`
+            (names or indices), e.g. `fit_search_and_fix(...)["best_tree"]`,
+            run at every step; or one such tree per time step, an array
+            `(steps, iterations, 5)`: step `t` of the sequence runs tree
+            `t` (the layer unrolls its loop; inputs must have `steps`
+            steps).
+    """
 
     def __init__(self, cell, tree):
         self.cell = cell
-        self.tree = normalize_tree(
-            tree,
-            iterations=cell.iterations,
-            tuples=cell.tuples,
-            operations=cell.operations,
-            activations=cell.activations,
-            pool=cell.pool,
+        per_step = np.asarray(tree, dtype=object).ndim == 3
+        trees = tree if per_step else [tree]
+        self.trees = tuple(
+            tuple(
+                normalize_tree(
+                    t,
+                    iterations=cell.iterations,
+                    tuples=cell.tuples,
+                    operations=cell.operations,
+                    activations=cell.activations,
+                    pool=cell.pool,
+                )
+            )
+            for t in trees
         )
+        self.per_step = per_step
 
     def __enter__(self):
-        self.saved = (self.cell.selection, self.cell.tree)
-        self.cell.selection, self.cell.tree = "forced", self.tree
+        cell = self.cell
+        self.saved = (cell.selection, cell.tree, cell.step_trees)
+        cell.selection = "forced"
+        cell.tree = list(self.trees[0])
+        cell.step_trees = self.trees if self.per_step else None
         return self
 
     def __exit__(self, *exc):
-        self.cell.selection, self.cell.tree = self.saved
+        (self.cell.selection, self.cell.tree,
+         self.cell.step_trees) = self.saved
         return False
