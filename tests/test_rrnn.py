@@ -1,10 +1,12 @@
 """Tests of the RRNN layer (recursive-recurrent cell with a dynamic tree).
 
-The layer tests are marked `backend`: CI runs them again under
-KERAS_BACKEND=jax. Everything is kept tiny (a few units, steps, merges) so
-that the module runs in under a minute on 2 CPU cores: under JAX every eager
-call of a layer compiles its scan loop anew, so the tests keep the number of
-calls and the merges per step small.
+The tests whose point is numerics that can differ per backend (the search
+against a loop reference, the GRU special case against `keras.layers.GRU`,
+masking, gradients, the tree distance) are marked `backend`: CI runs them
+again under KERAS_BACKEND=jax. The others (shapes, configs, saving,
+argument checks, tree text) run once. Everything is kept tiny (a few units,
+steps, merges): under JAX every eager call of a layer compiles its scan loop
+anew, so the tests keep the number of calls and the merges per step small.
 """
 
 import collections
@@ -24,7 +26,7 @@ from on_lstm_keras.rrnn import most_common_trees
 from on_lstm_keras.rrnn import tree_distance
 from on_lstm_keras.rrnn import tree_expression
 
-pytestmark = pytest.mark.backend
+backend = pytest.mark.backend
 
 
 def np_(x):
@@ -169,6 +171,7 @@ def reference_sequence(layer, x):
 
 
 @pytest.mark.parametrize("input_dim,use_bias", [(5, True), (3, False)])
+@backend
 def test_from_gru_equals_keras_gru(input_dim, use_bias):
     units = 4
     x = random_inputs((3, 6, input_dim))
@@ -225,6 +228,7 @@ def test_from_gru_weight_layout_and_initial_state():
     )
 
 
+@backend
 def test_from_gru_tied_input_kernel_and_go_backwards():
     units = 4
     x = random_inputs((2, 5, units), seed=3)
@@ -279,6 +283,7 @@ LEGACY = {"break_symmetry": False, "unique_roots": False,
     [("all", "hard", 3, 4, {}), ("roots", "hard", 0, 3, {}),
      ("roots", "soft", 3, 3, {}), ("all", "hard", 3, 3, LEGACY)],
 )
+@backend
 def test_search_matches_loop_reference(pool, selection, score_units,
                                        iterations, options):
     """Trees, margins and outputs equal a loop-by-loop search (with the
@@ -372,7 +377,8 @@ def test_hard_search_picks_any_preferred_tree(pool, tree):
     np.testing.assert_allclose(np_(output), expected, atol=1e-5)
 
 
-@pytest.mark.parametrize("pool", ["all", "roots"])
+# Both pools on TensorFlow; the default pool again on JAX (30 s each there).
+@pytest.mark.parametrize("pool", [pytest.param("all", marks=backend), "roots"])
 def test_from_gru_hard_search_equals_keras_gru(pool):
     """From `from_gru` weights the hard search picks the GRU tree at every
     step, and its output is the GRU's (an independent implementation)."""
@@ -459,6 +465,7 @@ def reference_rrnn_gru(layer, x):
     "selection,candidate_norm",
     [("hard", None), ("soft", None), ("soft", "value"), ("hard", "score")],
 )
+@backend
 def test_rrnn_gru_variant_matches_numpy(selection, candidate_norm):
     x = random_inputs((3, 3, 2), seed=26)
     layer = RRNN(3, variant="rrnn_gru", selection=selection,
@@ -486,6 +493,7 @@ def test_rrnn_gru_variant_matches_numpy(selection, candidate_norm):
     assert clone.cell.candidate_norm == candidate_norm
 
 
+@backend
 def test_rrnn_gru_from_gru_equals_keras_gru():
     x = random_inputs((2, 5, 3), seed=28)
     gru = keras.layers.GRU(4, reset_after=False, return_sequences=True)
@@ -613,6 +621,7 @@ def test_plain_output_and_bad_rank():
         RRNN(4, iterations=2)(random_inputs((3, 5)))
 
 
+@backend
 def test_masking_skips_padded_steps():
     """Padded steps (a Masking layer's mask) keep the state, give empty
     trees and zero nodes, and the rest equals the unpadded sequence."""
@@ -719,6 +728,7 @@ def _tiny(values):
     return np.array(values, dtype="float32")
 
 
+@backend
 def test_tree_distance_against_hand_computed_values():
     x, h, zero = [1.0, 0.0], [0.0, 2.0], [0.0, 0.0]
     # Predicted: one merge n3 = merge(x, h).
@@ -829,6 +839,7 @@ def test_paper_distance_ignores_leaves():
     np.testing.assert_allclose(np_(got), [0.0], atol=1e-7)
 
 
+@backend
 def test_paper_distance_hand_computed():
     """Internal nodes only, and the minimum over the target's child orders:
     worked by hand on 1-wide vectors."""
@@ -886,6 +897,7 @@ def _internal_heap(node, position=1, out=None):
     return out
 
 
+@backend
 def test_paper_distance_equals_brute_force_minimum():
     rng = np.random.RandomState(31)
     count, n_pred, n_target = 5, 3, 3
@@ -947,6 +959,7 @@ def test_gru_target_nodes_and_tree_distance_layer():
                                rtol=1e-5)
 
 
+@backend
 def test_training_step_with_every_loss_term():
     """One compiled train step: task loss, margin, L2 and TD to a frozen
     GRU; gradients reach every weight, score MLP included, in hard

@@ -26,9 +26,6 @@ DATA = os.path.join(os.path.dirname(__file__), "data")
 OLD_MODEL = os.path.join(DATA, "rrnn_v0_1_0.keras")
 OLD_OUTPUTS = os.path.join(DATA, "rrnn_v0_1_0_outputs.npz")
 
-pytestmark = pytest.mark.backend
-
-
 def _old_config():
     with zipfile.ZipFile(OLD_MODEL) as archive:
         return json.loads(archive.read("config.json"))
