@@ -2,7 +2,9 @@
 # # RRNN, RRNN-GRU and GRU on 20-character sequences
 #
 #     python examples/rrnn_chars.py [--epochs 2] [--train 10000]
-#         [--rrnn-train 1000] [--gru-trials 3] [--json]
+#         [--rrnn-train 1000] [--rrnn-epochs 2] [--rrnn-fix-epochs 1]
+#         [--replay tree] [--gru-trials 3] [--rrnn-gru-trials 0]
+#         [--seed 0] [--json]
 #
 # The character-level experiment of the RRNN paper (Qian, Kennedy and
 # Klabjan, 2019, "Dynamic Cell Structure via Recursive-Recurrent Neural
@@ -58,6 +60,8 @@ from on_lstm_keras.rrnn import RRNNTreeDistance  # noqa: E402
 from on_lstm_keras.rrnn import gru_tree  # noqa: E402
 from on_lstm_keras.rrnn import normalize_tree  # noqa: E402
 from on_lstm_keras.rrnn import prefer_tree  # noqa: E402
+from on_lstm_keras.rrnn.training import fit_search_and_fix  # noqa: E402
+from on_lstm_keras.rrnn.training import replaying  # noqa: E402
 
 ALPHABET = " abcdefghijklmnopqrstuvwxyz"
 # The paper's results on its Wikipedia task: RRNN-GRU 5.8% lower BPC than
@@ -83,7 +87,21 @@ def parse_args(argv=None):
     parser.add_argument("--units", type=int, default=100)
     parser.add_argument("--epochs", type=int, default=2,
                         help="epochs of the GRU trials and the RRNN-GRU")
-    parser.add_argument("--rrnn-epochs", type=int, default=1)
+    parser.add_argument("--rrnn-epochs", type=int, default=2,
+                        help="epochs of the full RRNN's search stage (the "
+                             "cell and the scoring weights in turn)")
+    parser.add_argument("--rrnn-fix-epochs", type=int, default=1,
+                        help="epochs of the full RRNN's fixing stage (the "
+                             "best recorded tree replayed; 0: none)")
+    parser.add_argument("--replay", default="tree",
+                        choices=("tree", "batch_step"),
+                        help="what the fixing stage replays: the best tree "
+                             "at every step (tree) or the best tree of each "
+                             "training batch and step (batch_step, the "
+                             "authors' code)")
+    parser.add_argument("--score-rate", type=float, default=None,
+                        help="learning rate of the full RRNN's scoring "
+                             "weights (default: the tuned GRU's)")
     parser.add_argument("--gru-trials", type=int, default=3,
                         help="trials of the GRU's random search")
     parser.add_argument("--score-units", type=int, default=16)
@@ -99,6 +117,10 @@ def parse_args(argv=None):
     parser.add_argument("--prior-strength", type=float, default=4.0,
                         help="merge prior on the GRU's tuples at the start "
                              "of the RRNN-GRU (--rrnn-gru-start gru)")
+    parser.add_argument("--rrnn-gru-trials", type=int, default=0,
+                        help="tune the RRNN-GRU by the GRU's random search "
+                             "too (the same draws, this many of them); 0: "
+                             "train it once at the GRU's best setting")
     parser.add_argument("--clipnorm", type=float, default=1.0,
                         help="gradient norm clipping of the RRNN models "
                              "(0: none)")
@@ -116,6 +138,15 @@ def parse_args(argv=None):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, "
                          f"received {getattr(args, name)}")
+    if args.rrnn_gru_trials < 0:
+        parser.error("--rrnn-gru-trials must be at least 0, received "
+                     f"{args.rrnn_gru_trials}")
+    if args.rrnn_fix_epochs < 0:
+        parser.error("--rrnn-fix-epochs must be at least 0, received "
+                     f"{args.rrnn_fix_epochs}")
+    if args.score_rate is not None and not args.score_rate > 0:
+        parser.error("--score-rate must be positive, received "
+                     f"{args.score_rate}")
     return args
 
 
@@ -238,34 +269,59 @@ print(f"GRU: best learning rate {best['rate']:.4f}, batch {best['batch']}")
 # prior starts each mixture leaning to the GRU's tuple (`prefer_tree`,
 # weight `--prior-strength` on the GRU's tuple: 95% of the mixture at 4.0);
 # the weights themselves start random, and the gradients are clipped
-# (`--clipnorm`).
+# (`--clipnorm`). By default it is trained once, at the GRU's best learning
+# rate and batch size; with `--rrnn-gru-trials N` it gets the GRU's tuning
+# budget instead: the same N draws of learning rate and batch size as the
+# GRU's search, the best on validation kept.
 
 # %%
 rrnn_gru_started = time.time()
-inputs = keras.Input(shape)
-rrnn_gru = RRNN(args.units, variant="rrnn_gru", selection="soft",
-                score_units=args.score_units,
-                margin_weight=args.margin_weight,
-                kernel_regularizer=keras.regularizers.L2(args.l2),
-                recurrent_regularizer=keras.regularizers.L2(args.l2),
-                return_sequences=True, return_trees=True)
-hidden, rrnn_gru_trees = rrnn_gru(inputs)
-if args.rrnn_gru_start == "gru":
-    prefer_tree(rrnn_gru.cell, gru_tree(), strength=args.prior_strength)
-rrnn_gru_model = keras.Model(inputs, keras.layers.Dense(len(ALPHABET))(
-    hidden))
 clip = {"clipnorm": args.clipnorm} if args.clipnorm > 0 else {}
-rrnn_gru_model.compile(keras.optimizers.Adam(best["rate"], **clip),
-                       loss=loss)
-rrnn_gru_model.fit(train_x[: args.train], train_y[: args.train],
-                   batch_size=best["batch"], epochs=args.epochs, verbose=0)
+
+
+def train_rrnn_gru(rate, batch):
+    """An RRNN-GRU trained at one learning rate and batch size: the model,
+    the layer and its trees output."""
+    inputs = keras.Input(shape)
+    layer = RRNN(args.units, variant="rrnn_gru", selection="soft",
+                 score_units=args.score_units,
+                 margin_weight=args.margin_weight,
+                 kernel_regularizer=keras.regularizers.L2(args.l2),
+                 recurrent_regularizer=keras.regularizers.L2(args.l2),
+                 return_sequences=True, return_trees=True)
+    hidden, layer_trees = layer(inputs)
+    if args.rrnn_gru_start == "gru":
+        prefer_tree(layer.cell, gru_tree(), strength=args.prior_strength)
+    model = keras.Model(inputs, keras.layers.Dense(len(ALPHABET))(hidden))
+    model.compile(keras.optimizers.Adam(rate, **clip), loss=loss)
+    model.fit(train_x[: args.train], train_y[: args.train],
+              batch_size=batch, epochs=args.epochs, verbose=0)
+    return model, keras.Model(inputs, layer_trees)
+
+
+if args.rrnn_gru_trials == 0:
+    trials = [(best["rate"], best["batch"])]
+else:  # the GRU's draws, so both get the same settings to choose from
+    draws = np.random.RandomState(args.seed + 1)
+    trials = [(float(10 ** draws.uniform(-3, -2)),
+               int(draws.choice([16, 32, 64])))
+              for _ in range(args.rrnn_gru_trials)]
+chosen_trial = None
+for rate, batch in trials:
+    model, reader = train_rrnn_gru(rate, batch)
+    score = bpc(model.predict(valid_x, verbose=0), valid_y)
+    if len(trials) > 1:
+        print(f"RRNN-GRU trial: learning rate {rate:.4f}, batch {batch}: "
+              f"valid BPC {score:.3f}")
+    if chosen_trial is None or score < chosen_trial[0]:
+        chosen_trial = (score, model, reader)
+_, rrnn_gru_model, tuple_reader = chosen_trial
 results["rrnn_gru"] = {
-    "valid_bpc": bpc(rrnn_gru_model.predict(valid_x, verbose=0), valid_y),
+    "valid_bpc": chosen_trial[0],
     "test_bpc": bpc(rrnn_gru_model.predict(test_x, verbose=0), test_y),
 }
 times["rrnn_gru"] = time.time() - rrnn_gru_started
 # Which tuple each searched node leans to (the argmax of its mixture).
-tuple_reader = keras.Model(inputs, rrnn_gru_trees)
 chosen = tuple_reader.predict(test_x[:200], verbose=0)[..., 2]
 gru_tuples = np.array([k for _, _, k, _, _ in gru_tree()])
 print(f"RRNN-GRU: valid BPC {results['rrnn_gru']['valid_bpc']:.3f}; "
@@ -281,6 +337,20 @@ print(f"RRNN-GRU: valid BPC {results['rrnn_gru']['valid_bpc']:.3f}; "
 # is the paper's: cross-entropy, the margin term, L2, and the tree distance
 # (internal nodes, minimum over isomorphic trees) to the frozen tuned GRU
 # written as a forced RRNN on the same inputs.
+#
+# Trained as the authors did (`fit_search_and_fix`): a search stage of
+# `--rrnn-epochs` epochs in which the cell weights and the scoring weights
+# (score MLP and merge prior) take turns, each with its own Adam, and after
+# every epoch the most frequent tree of the training data is recorded with
+# the validation loss; then a fixing stage of `--rrnn-fix-epochs` epochs
+# that replays the recorded tree with the lowest validation loss at every
+# step and trains only the cell weights. The model reported is the fixed
+# one (it runs the replayed tree); the trees reported are those the search
+# picks on the test sequences after training. With `--replay batch_step`
+# (the authors' code) the fixing stage replays, at each step of each
+# training batch, the tree that had the lowest loss there; there is then
+# no single tree to run on new text, and the model reported runs its
+# search.
 
 # %%
 rrnn_started = time.time()
@@ -307,14 +377,49 @@ distance = RRNNTreeDistance(args.td_weight)(
     [trees, nodes, target_trees, target_nodes])
 logits = keras.layers.Dense(len(ALPHABET))(hidden)
 rrnn_model = keras.Model(inputs, [logits, distance])
-rrnn_model.compile(keras.optimizers.Adam(best["rate"], **clip),
-                   loss=[loss, None])
-predictor = keras.Model(inputs, [logits, trees, distance])
-rrnn_model.fit(train_x[: args.rrnn_train], train_y[: args.rrnn_train],
-               batch_size=best["batch"], epochs=args.rrnn_epochs, verbose=0)
-valid_logits, _, _ = predictor.predict(valid_x, verbose=0, batch_size=64)
-test_logits, test_trees, test_td = predictor.predict(test_x, verbose=0,
-                                                     batch_size=64)
+score_rate = args.score_rate or best["rate"]
+schedule = fit_search_and_fix(
+    rrnn_model, rrnn, train_x[: args.rrnn_train], train_y[: args.rrnn_train],
+    trees_model=keras.Model(inputs, trees),
+    validation_data=(valid_x, valid_y),
+    score_optimizer=keras.optimizers.Adam(score_rate, **clip),
+    cell_optimizer=keras.optimizers.Adam(best["rate"], **clip),
+    loss=[loss, None], batch_size=best["batch"],
+    search_epochs=args.rrnn_epochs, fix_epochs=args.rrnn_fix_epochs,
+    replay=args.replay)
+gru_row = np.array(normalize_tree(gru_tree(), operations=rrnn.operations,
+                                  activations=rrnn.activations))
+for record in schedule["epochs"]:
+    tree = record["tree"]
+    name = ("the GRU tree" if tree is not None
+            and np.array_equal(np.array(tree), gru_row) else "another tree")
+    print(f"RRNN {record['stage']} epoch ({record['trained']} weights): "
+          f"loss {record['loss']:.3f}, valid loss {record['val_loss']:.3f}, "
+          f"most frequent tree: {name}")
+
+
+def evaluate_rrnn():
+    """Logits on validation and test, and the trees on test, of a model
+    built afresh (so that it runs the cell as it is set now)."""
+    predictor = keras.Model(inputs, [logits, trees, distance])
+    valid_logits, _, _ = predictor.predict(valid_x, verbose=0, batch_size=64)
+    test_logits, test_trees, test_td = predictor.predict(
+        test_x, verbose=0, batch_size=64)
+    return valid_logits, test_logits, test_trees, test_td
+
+
+# The search's trees, after training.
+_, _, test_trees, test_td = evaluate_rrnn()
+best_tree = schedule["best_tree"]
+if best_tree is not None:
+    with replaying(rrnn.cell, best_tree):
+        valid_logits, test_logits, _, _ = evaluate_rrnn()
+    print("RRNN: the fixed tree is "
+          + ("the GRU tree" if np.array_equal(np.array(best_tree), gru_row)
+             else "not the GRU tree") + ": "
+          + rrnn.tree_expression(np.array(best_tree)))
+else:
+    valid_logits, test_logits, _, _ = evaluate_rrnn()
 results["rrnn"] = {"valid_bpc": bpc(valid_logits, valid_y),
                    "test_bpc": bpc(test_logits, test_y)}
 times["rrnn"] = time.time() - rrnn_started
@@ -342,10 +447,10 @@ def gain(name, split):
     return 100.0 * (base - ours) / base
 
 
-print(f"mean tree distance of the full RRNN to the GRU tree on test: "
+print(f"mean tree distance of the full RRNN's search to the GRU tree on "
+      f"test: "
       f"{test_td.mean():.2f}")
-gru_expression = rrnn.tree_expression(np.array(normalize_tree(
-    gru_tree(), operations=rrnn.operations, activations=rrnn.activations)))
+gru_expression = rrnn.tree_expression(gru_row)
 counts = rrnn.most_common_trees(test_trees, top=None)
 total = test_trees.shape[0] * test_trees.shape[1]
 is_gru = sum(c for text, c, _ in counts if text == gru_expression)
