@@ -5,7 +5,10 @@ batch of random inputs, with a mean-squared loss on every output step
 (`return_sequences=True`). In one process, on one Keras backend, the script
 builds `ONLSTM` and `keras.layers.LSTM` with the same sizes, warms each up,
 then times them interleaved step by step and reports the median step time
-of each and their ratio. The inputs are converted to backend-native tensors
+of each and their ratio, and the median CPU time of the process per step
+(all its threads: more CPU than wall time means the step kept more than
+one core busy; on a loaded machine the wall times stretch, and the CPU
+times show the work). The inputs are converted to backend-native tensors
 once, before timing, so the step times measure the layers rather than
 NumPy-to-tensor conversion.
 
@@ -291,20 +294,27 @@ def torch_step_fn(cfg):
     return step
 
 
-def time_interleaved(steps, n, warmup, stat=statistics.median):
+def time_interleaved(steps, n, warmup, stat=statistics.median,
+                     cpu_times=None):
     """`stat` (median) seconds per call of each function, timed
-    round-robin after `warmup` calls each."""
+    round-robin after `warmup` calls each. `cpu_times`, a dict, if given,
+    receives the same statistic of the process's CPU time per call (all
+    threads)."""
     for fn in steps.values():
         for _ in range(warmup):
             fn()
     times = {name: [] for name in steps}
+    cpu = {name: [] for name in steps}
     for _ in range(n):
         for name, fn in steps.items():
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             fn()
             times[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - cpu_start)
     if stat is None:
         return times
+    if cpu_times is not None:
+        cpu_times.update({name: stat(t) for name, t in cpu.items()})
     return {name: stat(t) for name, t in times.items()}
 
 
@@ -353,7 +363,9 @@ def run_here(args):
                     cfg, jit, args.forward_only,
                 ),
             }
-            medians = time_interleaved(steps, args.steps, args.warmup)
+            cpu = {}
+            medians = time_interleaved(steps, args.steps, args.warmup,
+                                       cpu_times=cpu)
             row = {
                 "backend": backend,
                 "config": name,
@@ -363,6 +375,7 @@ def run_here(args):
                 "mode": "forward" if args.forward_only else "train",
             }
             row.update({k + "_ms": 1000 * v for k, v in medians.items()})
+            row.update({k + "_cpu_ms": 1000 * v for k, v in cpu.items()})
             rows.append(row)
             if args.json:
                 print(json.dumps(row), flush=True)
@@ -464,6 +477,9 @@ def format_row(r, torch_ms=None):
             r["onlstm_ms"] / r["keras_lstm_ms"],
         )
     )
+    if "onlstm_cpu_ms" in r:
+        text += "   (CPU time %.1f / %.1f ms)" % (
+            r["onlstm_cpu_ms"], r["keras_lstm_cpu_ms"])
     if torch_ms:
         text += "   ONLSTM/torch = %.2f" % (r["onlstm_ms"] / torch_ms)
     return text

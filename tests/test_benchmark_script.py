@@ -1,8 +1,10 @@
 """The benchmark script's own logic: flag checks, the environment it
-prints, and the parse workload (its timings are not tested)."""
+prints, the CPU-time bookkeeping, and the parse workload (its timings are
+not tested)."""
 
 import importlib.util
 import os
+import time
 
 import pytest
 
@@ -45,6 +47,23 @@ def test_environment_names_the_machine(bench):
     assert isinstance(env["cpu"], str) and env["cpu"]
     if hasattr(os, "sched_getaffinity"):
         assert env["usable_cores"] == len(os.sched_getaffinity(0))
+
+
+def test_cpu_time_tells_work_from_waiting(bench):
+    def work():  # at least 20 ms of this process's CPU time
+        start = time.process_time()
+        while time.process_time() - start < 0.02:
+            pass
+
+    def wait():  # 20 ms of wall time, next to no CPU time
+        time.sleep(0.02)
+
+    cpu = {}
+    wall = bench.time_interleaved({"work": work, "wait": wait}, n=3,
+                                  warmup=0, cpu_times=cpu)
+    assert sorted(cpu) == sorted(wall) == ["wait", "work"]
+    assert cpu["work"] >= 0.02 and wall["work"] >= 0.02
+    assert wall["wait"] >= 0.02 and cpu["wait"] < 0.01
 
 
 def test_random_parse_workload(bench):
