@@ -29,10 +29,17 @@ from on_lstm_keras.ops import master_distances
 # activations (`i, f, ĉ, o, tanh c`, the master gates and their softmaxes).
 # The reverse loop then needs no transcendental function, only element-wise
 # products and one matmul, `dz · Uᵀ`; `dU = Σ_t h_{t-1}ᵀ dz_t`,
-# `dW = Σ_t x_tᵀ dz_t` and `dx = dz · Wᵀ` are single matmuls after it.
-# Autodiff through the generic loop instead keeps TensorArrays of every
-# intermediate (on TensorFlow) and accumulates `dU` and `dW` with two small
-# matmuls per step.
+# `dW = Σ_t x_tᵀ dz_t` and `dx = dz · Wᵀ` are matmuls over whole segments
+# of steps (see `backward_segments`). Autodiff through the generic loop
+# instead keeps TensorArrays of every intermediate (on TensorFlow) and
+# accumulates `dU` and `dW` with two small matmuls per step.
+#
+# On TensorFlow without XLA every op is a kernel call of its own, and on an
+# idle machine a step costs the chain of ops from one step's state to the
+# next (the rest runs ahead on the other core). So the input and forget
+# sides are stacked on one axis (one op for both), and the reverse step
+# first forms the factors that need no gradient (`o∘(1 − tanh²c)`,
+# `ω∘σ'`, ...), so that its chain is one op per term.
 #
 # The cell (see `ONLSTMCell`), per step, with levels broadcast over a chunk:
 #
@@ -167,6 +174,35 @@ def _scan_unknown_length(step, inputs, states, reverse):
     return outputs, list(carried[1:])
 
 
+# The reverse loop runs in segments of at least this many steps, at most
+# `_BACKWARD_SEGMENTS` of them (see `FusedRecurrence`'s gradient).
+_BACKWARD_SEGMENTS = 4
+_MIN_SEGMENT_STEPS = 8
+
+
+def backward_segments(n_steps):
+    """Slices that cut `n_steps` time steps into the reverse loop's
+    segments, in time order: one segment for a short or unknown length."""
+    if n_steps is None:
+        return [slice(None)]
+    count = max(1, min(_BACKWARD_SEGMENTS, n_steps // _MIN_SEGMENT_STEPS))
+    cuts = [round(k * n_steps / count) for k in range(count + 1)]
+    return [slice(a, b) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def _add(tensors):
+    """The sum of a non-empty list of tensors."""
+    total = tensors[0]
+    for t in tensors[1:]:
+        total = total + t
+    return total
+
+
+def _concatenate(tensors):
+    """`tensors` joined along the time axis (one is given back as is)."""
+    return tensors[0] if len(tensors) == 1 else ops.concatenate(tensors, 0)
+
+
 class FusedRecurrence:
     """The ON-LSTM layer's recurrence, with a hand-written backward pass.
 
@@ -204,58 +240,76 @@ class FusedRecurrence:
         upto = k <= j  # f̃_j = Σ_{k<=j} p_k
         beyond = k > j if cell.master_input == "cumax" else k >= j
         zero = np.zeros((levels, levels))
-        sums = np.block([[upto, zero], [zero, beyond]])
+        # `[p_f, p_i] · sums = [ĩ, f̃]`: the master gates in the order of
+        # the gates they scale, `[i, f]`.
+        sums = np.block([[zero, upto], [beyond, zero]])
         self.sums = ops.convert_to_tensor(sums, dtype=dtype)
         self.sums_t = ops.convert_to_tensor(sums.T, dtype=dtype)
 
     def by_level(self, t):
         return ops.reshape(t, (-1, self.levels, self.chunk))
 
-    def split(self, z):
-        units = self.units
-        return ops.split(z, [units, 2 * units, 3 * units, 4 * units], axis=-1)
-
     def master_gates(self, z_master):
-        """`[f̃, ĩ]` and the softmaxes `p`, each `(n, 2, levels)`."""
-        # `softmax`, not `exp(z - max z)`: TensorFlow's `max` refuses the
-        # empty tensor of a batch of size 0.
+        """`[ĩ, f̃]` and the softmaxes `[p_f, p_i]`, each `(n, 2, levels)`."""
         z = ops.reshape(z_master, (-1, 2, self.levels))
-        # One level: p = 1 exactly (and Keras warns of a softmax over one).
-        p = ops.ones_like(z) if self.levels == 1 else ops.softmax(z, axis=-1)
+        if self.levels == 1:
+            # p = 1 exactly (and Keras warns of a softmax over one level).
+            p = ops.ones_like(z)
+        else:
+            # The softmax spelled out: on TensorFlow CPU `softmax` is a
+            # oneDNN call whose set-up costs more than these few element-
+            # wise ops on a `(batch, 2, levels)` tensor, once per step.
+            # `initial`: TensorFlow's `max` refuses the empty tensor of a
+            # batch of size 0 without it.
+            e = ops.exp(
+                z - ops.max(z, axis=-1, keepdims=True, initial=-np.inf)
+            )
+            p = e / ops.sum(e, axis=-1, keepdims=True)
         sums = ops.matmul(ops.reshape(p, (-1, 2 * self.levels)), self.sums)
         return ops.reshape(sums, (-1, 2, self.levels)), p
 
     def cell(self, z, c_prev):
         """One step from the fused pre-activations: `(h, c, saved)`, with
-        `saved` what the backward pass needs of this step."""
-        z_i, z_f, z_c, z_o, z_m = self.split(z)
-        gates, p = self.master_gates(z_m)
-        mf = ops.expand_dims(gates[:, 0], -1)
-        mi = ops.expand_dims(gates[:, 1], -1)
-        overlap = mf * mi
-        i, f = ops.sigmoid(z_i), ops.sigmoid(z_f)
-        c_hat, o = ops.tanh(z_c), ops.sigmoid(z_o)
-        keep_prev = (mf - overlap) + overlap * self.by_level(f)  # A
-        take_input = (mi - overlap) + overlap * self.by_level(i)  # B
-        c = ops.reshape(
-            self.by_level(c_prev) * keep_prev
-            + self.by_level(c_hat) * take_input,
-            (-1, self.units),
+        `saved` what the backward pass needs of this step.
+
+        The input and forget sides are stacked on axis 1, `(n, 2, L, C)`:
+        `i_f = [i, f]`, `scales = [B, A]`, `mixed = [ĉ, c₋₁]`, so that
+        `c = ĉ∘B + c₋₁∘A` and the backward pass treats both sides in one
+        op each.
+        """
+        units = self.units
+        z_i_f, z_c, z_o, z_m = ops.split(
+            z, [2 * units, 3 * units, 4 * units], axis=-1
         )
+        gates, p = self.master_gates(z_m)
+        gates = ops.expand_dims(gates, -1)  # [ĩ, f̃], (n, 2, L, 1)
+        overlap = ops.prod(gates, axis=1, keepdims=True)  # ω
+        i_f = ops.reshape(
+            ops.sigmoid(z_i_f), (-1, 2, self.levels, self.chunk)
+        )
+        c_hat, o = ops.tanh(z_c), ops.sigmoid(z_o)
+        scales = gates + overlap * (i_f - 1.0)  # [B, A]
+        c_hat, c_prev = self.by_level(c_hat), self.by_level(c_prev)
+        c = ops.reshape(
+            c_hat * scales[:, 0] + c_prev * scales[:, 1], (-1, units)
+        )
+        # Stacked for the backward pass only (a forward pass without
+        # gradient leaves it out).
+        mixed = ops.stack([c_hat, c_prev], axis=1)
         tanh_c = ops.tanh(c)
-        saved = {"i": i, "f": f, "c_hat": c_hat, "o": o, "tanh_c": tanh_c,
-                 "gates": gates, "p": p}
+        saved = {"i_f": i_f, "mixed": mixed, "o": o, "tanh_c": tanh_c,
+                 "gates": gates[..., 0], "p": p}
         return o * tanh_c, c, saved
 
     def distances(self, gates):
         """The `(time, batch, 2)` distances (see `master_distances`) from
-        `gates` `(time, batch, 2, L)`, which hold `[f̃, ĩ]`."""
-        return master_distances(gates[..., 0, :], gates[..., 1, :])
+        `gates` `(time, batch, 2, L)`, which hold `[ĩ, f̃]`."""
+        return master_distances(gates[..., 1, :], gates[..., 0, :])
 
     def forward(self, x, kernel, bias, recurrent_kernel, h0, c0, keep, drop):
-        """The forward loop: `(h_seq, c_prev_seq, saved), c_last`: the state
-        `h` after and `c` before every step, what the backward pass needs
-        of every step (a dict), and the last `c`."""
+        """The forward loop: `(h_seq, saved), c_last`: the state `h` after
+        every step, what the backward pass needs of every step (a dict of
+        time-major stacks), and the last `c`."""
         names = []
 
         def step(inputs, states):
@@ -272,68 +326,74 @@ class FusedRecurrence:
                 h_new = ops.where(keep_t, h_new, h)
                 c_new = ops.where(keep_t, c_new, c)
             names[:] = sorted(saved)
-            return (h_new, c, *(saved[k] for k in names)), [h_new, c_new]
+            return (h_new, *(saved[k] for k in names)), [h_new, c_new]
 
         inputs = (x,) if keep is None else (x, keep)
         outputs, (_, c_last) = _scan(
             step, inputs, [h0, c0], unroll=self.unroll
         )
-        return (outputs[0], outputs[1], dict(zip(names, outputs[2:]))), c_last
+        return (outputs[0], dict(zip(names, outputs[1:]))), c_last
 
-    def backward(self, dh_seq, dc_last, d_dist, c_prev_seq, saved,
+    def backward(self, dh_seq, dh_last, dc_last, d_dist, saved,
                  recurrent_kernel_t, keep, drop):
-        """The reverse loop: `(dz_seq, dh0, dc0)`."""
+        """The reverse loop over the steps given, from the gradients
+        `dh_last` and `dc_last` carried into their last step:
+        `(dz_seq, dh0, dc0)`."""
         units, levels = self.units, self.levels
         names = sorted(saved)
-        inputs = (dh_seq, c_prev_seq, *(saved[k] for k in names))
+        inputs = (dh_seq, *(saved[k] for k in names))
         if keep is not None:
             inputs += (keep,)
         if d_dist is not None:
-            # d(1 − mean f̃)/df̃_j = −1/L, d(mean ĩ)/dĩ_j = 1/L; stacked as
-            # the gates are, `[f̃, ĩ]`.
+            # d(mean ĩ)/dĩ_j = 1/L, d(1 − mean f̃)/df̃_j = −1/L; stacked as
+            # the gates are, `[ĩ, f̃]`.
             d_gates_from_distances = ops.stack(
                 [
-                    -d_dist[..., DISTANCE_FORGET] / levels,
                     d_dist[..., DISTANCE_INPUT] / levels,
+                    -d_dist[..., DISTANCE_FORGET] / levels,
                 ],
                 axis=-1,
             )
             inputs += (ops.expand_dims(d_gates_from_distances, -1),)
 
-        def chunk_sum(t):
-            return ops.sum(t, axis=-1)
-
         def step(inputs, states):
             dh_next, dc_next = states
-            dh_t, c_prev = inputs[:2]
-            a = dict(zip(names, inputs[2 : 2 + len(names)]))
-            rest = list(inputs[2 + len(names) :])
-            dh = dh_next + dh_t
+            a = dict(zip(names, inputs[1 : 1 + len(names)]))
+            rest = list(inputs[1 + len(names) :])
+            # First the factors that need no gradient: the loop computes
+            # them ahead, off the chain of ops from one step's `dh, dc` to
+            # the next, which is what a step costs on an idle core.
+            o, tanh_c, i_f, mixed = a["o"], a["tanh_c"], a["i_f"], a["mixed"]
+            gates = ops.expand_dims(a["gates"], -1)  # [ĩ, f̃]
+            overlap = ops.prod(gates, axis=1, keepdims=True)  # ω
+            i_f_minus_1 = i_f - 1.0
+            scales = gates + overlap * i_f_minus_1  # [B, A]
+            to_c = o * (1.0 - tanh_c * tanh_c)  # dc/dh
+            to_z_o = tanh_c * o * (1.0 - o)  # dz_o/dh
+            to_z_i_f = overlap * i_f * (1.0 - i_f)  # dz_[i,f]/d[B, A]
+            c_hat = mixed[:, 0]
+            to_z_c = scales[:, 0] * (1.0 - c_hat * c_hat)  # dz_c/dc
+            keep_prev = scales[:, 1]  # A = dc₋₁/dc
+            other_gate = ops.flip(a["gates"], axis=1)  # [f̃, ĩ]
+            p = a["p"]
+
+            dh = dh_next + inputs[0]
             dc = dc_next
             if keep is not None:  # a padded step passes both gradients on
                 keep_t = rest.pop(0)
                 dh_all = dh
                 dh = ops.where(keep_t, dh, ops.zeros_like(dh))
                 dc = ops.where(keep_t, dc, ops.zeros_like(dc))
-            gates, p, o, tanh_c = a["gates"], a["p"], a["o"], a["tanh_c"]
-            mf = ops.expand_dims(gates[:, 0], -1)
-            mi = ops.expand_dims(gates[:, 1], -1)
-            overlap = mf * mi
-            i = self.by_level(a["i"])
-            f = self.by_level(a["f"])
-            c_hat = self.by_level(a["c_hat"])
-            dc = dc + dh * o * (1.0 - tanh_c * tanh_c)
-            dz_o = dh * tanh_c * o * (1.0 - o)
+            dc = dc + dh * to_c
+            dz_o = dh * to_z_o
             dc = self.by_level(dc)
-            cp = self.by_level(c_prev)
-            d_overlap = dc * overlap
-            dz_i = d_overlap * c_hat * i * (1.0 - i)
-            dz_f = d_overlap * cp * f * (1.0 - f)
-            dz_c = dc * ((mi - overlap) + overlap * i) * (1.0 - c_hat * c_hat)
-            d_q = chunk_sum(dc * (cp * (f - 1.0) + c_hat * (i - 1.0)))
-            d_forget = chunk_sum(dc * cp) + gates[:, 1] * d_q
-            d_input = chunk_sum(dc * c_hat) + gates[:, 0] * d_q
-            d_gates = ops.stack([d_forget, d_input], axis=1)
+            # [dB, dA] = dc ∘ [ĉ, c₋₁], summed over each chunk.
+            d_scales = ops.expand_dims(dc, 1) * mixed
+            dz_i_f = d_scales * to_z_i_f
+            d_q = ops.sum(d_scales * i_f_minus_1, axis=(1, 3))
+            d_gates = ops.sum(d_scales, axis=-1) + other_gate * (
+                ops.expand_dims(d_q, 1)
+            )
             if d_dist is not None:
                 d_gates = d_gates + rest.pop(0)
             d_p = ops.reshape(
@@ -342,12 +402,11 @@ class FusedRecurrence:
                 ),
                 (-1, 2, levels),
             )
-            d_mean = ops.sum(d_gates * gates, axis=-1, keepdims=True)
+            d_mean = ops.sum(p * d_p, axis=-1, keepdims=True)
             dz = ops.concatenate(
                 [
-                    ops.reshape(dz_i, (-1, units)),
-                    ops.reshape(dz_f, (-1, units)),
-                    ops.reshape(dz_c, (-1, units)),
+                    ops.reshape(dz_i_f, (-1, 2 * units)),
+                    ops.reshape(dc * to_z_c, (-1, units)),
                     dz_o,
                     ops.reshape(p * (d_p - d_mean), (-1, 2 * levels)),
                 ],
@@ -356,8 +415,7 @@ class FusedRecurrence:
             dh_prev = ops.matmul(dz, recurrent_kernel_t)
             if drop is not None:
                 dh_prev = dh_prev * drop
-            dc_prev = ops.reshape(dc * ((mf - overlap) + overlap * f),
-                                  (-1, units))
+            dc_prev = ops.reshape(dc * keep_prev, (-1, units))
             if keep is not None:
                 dh_prev = ops.where(keep_t, dh_prev, dh_all)
                 dc_prev = ops.where(keep_t, dc_prev, dc_next)
@@ -366,7 +424,7 @@ class FusedRecurrence:
         (dz_seq,), (dh0, dc0) = _scan(
             step,
             inputs,
-            [ops.zeros_like(dc_last), dc_last],
+            [dh_last, dc_last],
             reverse=True,
             unroll=self.unroll,
         )
@@ -387,7 +445,7 @@ class FusedRecurrence:
             bias = rest.pop(0) if has_bias else None
             keep = ops.cast(rest.pop(0), "bool") if has_mask else None
             drop = rest.pop(0) if has_dropout else None
-            (h_seq, c_prev_seq, saved), c_last = self.forward(
+            (h_seq, saved), c_last = self.forward(
                 x, kernel, bias, recurrent_kernel, h0, c0, keep, drop
             )
             outputs = (h_seq, c_last)
@@ -404,30 +462,48 @@ class FusedRecurrence:
                     dh_seq = ops.zeros_like(h_seq)
                 if dc_last is None:
                     dc_last = ops.zeros_like(c_last)
-                dz_seq, dh0, dc0 = self.backward(
-                    dh_seq, dc_last, d_dist, c_prev_seq, saved,
-                    ops.transpose(recurrent_kernel), keep, drop,
-                )
-                dz = ops.reshape(dz_seq, (-1, self.gates))
                 h_prev = ops.concatenate(
                     [ops.expand_dims(h0, 0), h_seq[:-1]], axis=0
                 )
                 if drop is not None:
                     h_prev = h_prev * drop
+                kernel_t = ops.transpose(kernel)
+                recurrent_kernel_t = ops.transpose(recurrent_kernel)
+                dh_next, dc_next = ops.zeros_like(dc_last), dc_last
+                parts = {"dx": [], "kernel": [], "recurrent": [], "bias": []}
+                # Segment by segment, last first: each segment's `dx`, `dW`,
+                # `dU` and `db` matmuls need only its own `dz`, so they run
+                # on the other core while the next segment's loop runs.
+                for seg in reversed(backward_segments(x.shape[0])):
+                    dz_seq, dh_next, dc_next = self.backward(
+                        dh_seq[seg], dh_next, dc_next,
+                        None if d_dist is None else d_dist[seg],
+                        {k: v[seg] for k, v in saved.items()},
+                        recurrent_kernel_t,
+                        None if keep is None else keep[seg],
+                        drop,
+                    )
+                    dz = ops.reshape(dz_seq, (-1, self.gates))
+                    x_seg = ops.reshape(x[seg], (-1, x.shape[-1]))
+                    h_seg = ops.reshape(h_prev[seg], (-1, self.units))
+                    parts["dx"].insert(0, ops.matmul(dz_seq, kernel_t))
+                    parts["kernel"].append(
+                        ops.matmul(ops.transpose(x_seg), dz)
+                    )
+                    parts["recurrent"].append(
+                        ops.matmul(ops.transpose(h_seg), dz)
+                    )
+                    if has_bias:
+                        parts["bias"].append(ops.sum(dz, axis=0))
                 grads = [
-                    ops.matmul(dz_seq, ops.transpose(kernel)),
-                    ops.matmul(
-                        ops.transpose(ops.reshape(x, (-1, x.shape[-1]))), dz
-                    ),
-                    ops.matmul(
-                        ops.transpose(ops.reshape(h_prev, (-1, self.units))),
-                        dz,
-                    ),
-                    dh0,
-                    dc0,
+                    _concatenate(parts["dx"]),
+                    _add(parts["kernel"]),
+                    _add(parts["recurrent"]),
+                    dh_next,
+                    dc_next,
                 ]
                 if has_bias:
-                    grads.append(ops.sum(dz, axis=0))
+                    grads.append(_add(parts["bias"]))
                 return tuple(grads) + (None,) * (has_mask + has_dropout)
 
             return outputs, grad
