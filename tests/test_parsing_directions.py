@@ -137,10 +137,6 @@ def test_a_constant_view_becomes_zeros_without_a_warning():
                                      [-1.224744871, 0.0, 1.224744871]])
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug in zscore: it tests std > 0, but the mean of equal values can "
-    "be off by an ulp (0.1 three times), which leaves a std of about 1e-17 "
-    "and turns a constant view into -1s; fixed by testing max > min"))
 def test_a_constant_view_is_zeros_even_when_its_mean_is_inexact():
     assert zscore([0.1, 0.1, 0.1]).tolist() == [0.0, 0.0, 0.0]
 

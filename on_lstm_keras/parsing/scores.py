@@ -64,8 +64,11 @@ def zscore(values):
     x = np.asarray(values, dtype=np.float64)
     centred = x - x.mean(axis=-1, keepdims=True)
     std = x.std(axis=-1, keepdims=True)
-    safe = np.where(std > 0, std, 1.0)
-    return np.where(std > 0, centred / safe, 0.0)
+    # Constant means max == min: the mean of equal values can be off by an
+    # ulp, which leaves a tiny std that would turn "no preference" into -1s.
+    varies = (np.ptp(x, axis=-1, keepdims=True) > 0) & (std > 0)
+    safe = np.where(varies, std, 1.0)
+    return np.where(varies, centred / safe, 0.0)
 
 
 def _boundaries_arg(name, boundaries):
