@@ -162,8 +162,13 @@ def format_settings_table(table, choice=None):
     baselines = {}
     for b in table["baselines"]:
         baselines.setdefault(b["baseline"], {})[b["half"]] = b
+    labels = {"left": "left-branching", "right": "right-branching",
+              "balanced": "balanced", "random": "random (seed 0)"}
     for name, by_half in baselines.items():
-        lines.append(f"| {name}-branching baseline | | | " + " | ".join(
+        label = labels.get(name, name)
+        if name == "random":
+            label = f"random (seed {table.get('seed', 0)})"
+        lines.append(f"| {label} baseline | | | " + " | ".join(
             f"{by_half[h]['sentence_f1']:.1f} | {by_half[h]['corpus_f1']:.1f}"
             for h in halves) + " |")
     return lines

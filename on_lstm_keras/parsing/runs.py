@@ -557,7 +557,7 @@ def evaluate_settings(model, treebank="sinica", backward_model=None,
                               **score(trees, gold)})
     unknown = sum(w not in run.vocab for s in words for w in s)
     return {
-        "treebank": treebank,
+        "treebank": treebank, "seed": seed,
         "halves": {name(h): {"sentences": len(golds[h]),
                              "skipped": skipped[h]} for h in halves},
         "cells": cells, "baselines": baselines,
