@@ -139,6 +139,10 @@ def test_a_constant_view_becomes_zeros_without_a_warning():
 
 def test_a_constant_view_is_zeros_even_when_its_mean_is_inexact():
     assert zscore([0.1, 0.1, 0.1]).tolist() == [0.0, 0.0, 0.0]
+    # Row by row: a varying row beside it does not make it vary.
+    got = zscore([[0.1, 0.1, 0.1], [0.0, 1.0, 2.0]])
+    assert got[0].tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(got[1], [-1.224744871, 0.0, 1.224744871])
 
 
 # --- the direction field ---------------------------------------------------
