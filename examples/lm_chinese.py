@@ -397,21 +397,27 @@ for sentence, p in zip(sentences, parses):
 # ## 8. A picture
 #
 # `plot_tree` draws the first tree with its split scores under the words
-# and, under those, the `d_f` of each direction read (the chosen layer,
-# or the middle one for the mean over layers); the backward model's value
-# at a word scores the boundary after it.
+# and, under those, the `d_f` of the forward and the backward model (the
+# chosen layer, or the middle one for the mean over layers), whichever
+# direction the default reads; the backward model's value at a word
+# scores the boundary after it.
 
 # %%
 from on_lstm_keras.plotting import plot_tree
+from on_lstm_keras.workflow import BACKWARD_DIR
 
 first = parses[0]
 layer = (choice or {}).get("layer")
 k = layer if isinstance(layer, int) else (model_config.num_layers + 1) // 2
 rows = {"split score": first.distances}
-if first.layer_distances:
-    rows[f"forward d_f (layer {k})"] = first.layer_distances[k - 1]
-if first.backward_layer_distances:
-    rows[f"backward d_f (layer {k})"] = first.backward_layer_distances[k - 1]
+# Both models' d_f, whichever direction the default reads.
+read = first
+if has_run(os.path.join(output, BACKWARD_DIR)):
+    read = parse(output, sentences[:1], direction="both", layer=k)[0]
+if read.layer_distances:
+    rows[f"forward d_f (layer {k})"] = read.layer_distances[k - 1]
+if read.backward_layer_distances:
+    rows[f"backward d_f (layer {k})"] = read.backward_layer_distances[k - 1]
 picture = os.path.join(output, "tree.svg")
 how = ("default: " + ", ".join(f"{key} {choice[key]}" for key in
                                ("direction", "layer", "tree_rule"))
