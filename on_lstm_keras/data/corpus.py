@@ -11,6 +11,7 @@ import os
 
 from on_lstm_keras import _validation as check
 from on_lstm_keras._extras import progress_bar
+from on_lstm_keras.config import MODEL_DIRECTIONS
 from on_lstm_keras.data import corpora
 from on_lstm_keras.data.tokenizers import JiebaTokenizer
 from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
@@ -156,9 +157,6 @@ def load_corpus(language="zh", corpus=None, max_sentences=None, user_dict=None,
                   settings, script)
 
 
-READING_DIRECTIONS = ("forward", "backward")
-
-
 def in_reading_order(sentences, direction="forward"):
     """The sentences in the order a model of `direction` reads them.
 
@@ -181,7 +179,7 @@ def in_reading_order(sentences, direction="forward"):
     >>> in_reading_order([["a", "b", "c"], ["d", "e"]], "backward")
     [['c', 'b', 'a'], ['e', 'd']]
     """
-    direction = check.choice("direction", direction, READING_DIRECTIONS)
+    direction = check.choice("direction", direction, MODEL_DIRECTIONS)
     if direction == "forward":
         return list(sentences)
     return [list(reversed(s)) for s in sentences]
