@@ -128,13 +128,19 @@ def test_lm_chinese_gives_the_run_of_on_lstm_train(tmp_path):
     corpus.write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
     example = tmp_path / "runs" / "lm_chinese"
     command = tmp_path / "cli"
+    # No treebank there: the parse-default step (`on-lstm evaluate
+    # --choose-default`, covered by test_cli) is skipped, so the runs match.
+    no_treebank = tmp_path / "no_nltk_data"
+    no_treebank.mkdir()
     out = _run([sys.executable, str(EXAMPLES / "lm_chinese.py"), "--corpus",
-                str(corpus), "--output", str(example), "--with-lstm", *TINY],
-               tmp_path)
+                str(corpus), "--output", str(example), "--with-lstm",
+                "--nltk-data", str(no_treebank), *TINY], tmp_path)
+    assert "No Sinica treebank, so no parse default is chosen" in out
+    # The example trains both reading directions by default.
     _run([sys.executable, "-m", "on_lstm_keras.cli", "train", "--language",
           "zh", "--corpus", str(corpus), "--output", str(command),
-          "--with-lstm", *TINY], tmp_path)
-    for sub in ("", "lstm"):
+          "--direction", "both", "--with-lstm", *TINY], tmp_path)
+    for sub in ("", "backward", "lstm"):
         ours = json.loads((example / sub / "run.json").read_text("utf-8"))
         theirs = json.loads((command / sub / "run.json").read_text("utf-8"))
         for info in (ours, theirs):
