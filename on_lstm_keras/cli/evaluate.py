@@ -68,15 +68,19 @@ def add_evaluate_arguments(parser):
     add_direction_arguments(parser)
     add_tree_rule_arguments(parser)
     parser.add_argument("--half", choices=("dev", "test"), default=None,
-                        help="sinica only: one of the sample's two fixed "
-                             "halves, dev (sentences at even positions of "
-                             "the file, from 0) or test (odd positions) "
-                             "(default: the whole sample)")
+                        help="one of the sample's two fixed halves: dev or "
+                             "test. Sinica: the sentences at even (dev) or "
+                             "odd (test) positions of the file, from 0; "
+                             "ptb: the files at even (dev: wsj_0001, "
+                             "wsj_0003, ...) or odd (test) positions of the "
+                             "sorted file ids, not with --fileids (default: "
+                             "the whole sample)")
     parser.add_argument("--choose-default", action="store_true", help=(
         "score every direction x layer (each, and mean) x tree rule, and "
         "record the best as the run's default for parse and evaluate "
-        "(run.json parse_default); with --treebank sinica it is chosen on "
-        "the dev half, and the test half is scored beside it"))
+        "(run.json parse_default); it is chosen on the dev half, and the "
+        "test half is scored beside it; --max-length applies (10: chosen "
+        "on the WSJ10-style sentences)"))
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random baseline (default: 0)")
     parser.add_argument("--json", action="store_true",
@@ -97,9 +101,10 @@ def run_evaluate(args):
             "--direction and --backward-model read a model, not a baseline, "
             f"received --baseline {args.baseline} with --direction "
             f"{args.direction} --backward-model {args.backward_model}")
-    if args.half is not None and args.treebank != "sinica":
-        raise ValueError(f"--half splits the Sinica sample, received --half "
-                         f"{args.half} with --treebank {args.treebank}")
+    if args.half is not None and fileids is not None:
+        raise ValueError(f"--half picks its own files of the PTB sample; give "
+                         f"--half or --fileids, received --half {args.half} "
+                         f"--fileids {','.join(fileids)}")
     if args.model:
         check_direction_flags(args)
     from on_lstm_keras.parsing import runs

@@ -217,6 +217,7 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
         split: Deprecated name of `tree_rule`.
         fileids: PTB only: a file id or a list of them (e.g.
             `"wsj_2300.mrg"` for section 23 of a full WSJ); default all.
+            Not with `half`.
         progress: Show a progress bar on stderr while the model reads the
             sentences.
         direction: `"forward"`, `"backward"` or `"both"` (see `parse`);
@@ -225,8 +226,9 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
         backward_model: The backward model's run (a directory or a
             `LoadedRun`) for `"both"` or `"backward"`; default
             `<model>/backward` when `model` is a directory holding one.
-        half: Sinica only: `"dev"` or `"test"`, one of the sample's two
-            fixed halves (see `load_sinica`); default the whole sample.
+        half: `"dev"` or `"test"`, one of the sample's two fixed halves:
+            for Sinica by sentence position (see `load_sinica`), for the
+            PTB by file (see `load_ptb`); default the whole sample.
 
     As in `parse`, a model run's recorded default (`run.json`
     `parse_default`) fills each of `direction`, `layer` and `tree_rule`
@@ -250,10 +252,6 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
     tree_rule = tree_rule_arg(tree_rule or "official")
     treebank = check.choice("treebank", treebank, ("ptb", "sinica"))
     half = half_arg(half)
-    if half is not None and treebank != "sinica":
-        raise ValueError(
-            "Argument `half` splits the Sinica sample, received: "
-            f"half={half!r} with treebank={treebank!r}")
     if (model is None) == (baseline is None):
         raise ValueError("Give exactly one of `model` and `baseline`, "
                          f"received: model={model!r}, baseline={baseline!r}")
@@ -299,7 +297,7 @@ def evaluate_treebank(treebank, model=None, baseline=None, layer=None,
         to_simplified = bool(model and model.info.get("script") == "simplified")
     if treebank == "ptb":
         gold = parsing.load_ptb(nltk_data=nltk_data, max_length=max_length,
-                                fileids=fileids)
+                                fileids=fileids, half=half)
     else:
         gold = parsing.load_sinica(nltk_data=nltk_data, max_length=max_length,
                                    to_simplified=to_simplified, half=half)
@@ -449,12 +447,8 @@ def _gold_of(treebank, half, nltk_data, max_length, to_simplified):
 
     half = half_arg(half)
     if treebank == "ptb":
-        if half is not None:
-            raise ValueError(
-                "Argument `half` splits the Sinica sample; the Penn Treebank "
-                f"is split by its files (`fileids`), received: half={half!r} "
-                "with treebank='ptb'")
-        return parsing.load_ptb(nltk_data=nltk_data, max_length=max_length)
+        return parsing.load_ptb(nltk_data=nltk_data, max_length=max_length,
+                                half=half)
     return parsing.load_sinica(nltk_data=nltk_data, max_length=max_length,
                                to_simplified=to_simplified, half=half)
 
@@ -477,8 +471,9 @@ def evaluate_settings(model, treebank="sinica", backward_model=None,
             `model` is a directory holding one. Without one only the
             forward settings are scored.
         halves: Which parts to score: `"dev"`, `"test"` (the two halves of
-            the Sinica sample, see `load_sinica`) or `None` (the whole
-            treebank; the only choice for `"ptb"`).
+            the sample: Sinica's by sentence position, see `load_sinica`;
+            the PTB's by file, see `load_ptb`) or `None` (the whole
+            treebank).
         directions: Default: forward, backward and both (those the models
             allow).
         layers: Default: every layer number, then `"mean"`.
@@ -596,16 +591,19 @@ def record_parse_default(run_dir, choice, chosen_on):
 def choose_parse_default(run_dir, treebank="sinica", nltk_data=None,
                          backward_model=None, metric="sentence_f1",
                          progress=False, **settings):
-    """Scores every parse setting on the dev half of the Sinica sample (or
-    the whole PTB sample), records the best as the run's default
-    (`record_parse_default`) and returns it with the full table.
+    """Scores every parse setting on the dev half of the Sinica or the PTB
+    sample, records the best as the run's default (`record_parse_default`)
+    and returns it with the full table.
 
     Args:
         run_dir: The forward run's directory.
-        treebank: `"sinica"` (chosen on its dev half; the test half is
-            scored too, held out) or `"ptb"` (chosen on the whole sample).
+        treebank: `"sinica"` or `"ptb"`: chosen on the sample's dev half
+            (Sinica's split by sentence, the PTB's by file, see
+            `load_sinica` and `load_ptb`); the test half is scored too,
+            held out.
         nltk_data, backward_model, progress, **settings: As for
-            `evaluate_settings`.
+            `evaluate_settings` (e.g. `max_length=10` for the WSJ10-style
+            sentences; the PTB choice records it in `chosen_on`).
         metric: What the choice maximises: `"sentence_f1"` or
             `"corpus_f1"`.
 
@@ -613,13 +611,13 @@ def choose_parse_default(run_dir, treebank="sinica", nltk_data=None,
         `(choice, table)`: the recorded default and `evaluate_settings`'
         result.
     """
-    halves = ("dev", "test") if treebank == "sinica" else (None,)
+    treebank = check.choice("treebank", treebank, ("ptb", "sinica"))
     table = evaluate_settings(run_dir, treebank, backward_model=backward_model,
-                              halves=halves, nltk_data=nltk_data,
+                              halves=("dev", "test"), nltk_data=nltk_data,
                               progress=progress, **settings)
-    on = "dev" if treebank == "sinica" else "all"
-    choice = choose_default(table["cells"], on, metric)
-    chosen_on = ("sinica dev half" if treebank == "sinica"
-                 else f"{treebank} sample")
+    choice = choose_default(table["cells"], "dev", metric)
+    chosen_on = f"{treebank} dev half"
+    if treebank == "ptb" and settings.get("max_length") is not None:
+        chosen_on += f", sentences of at most {settings['max_length']} words"
     record_parse_default(run_dir, choice, chosen_on)
     return {**choice, "chosen_on": chosen_on}, table

@@ -132,9 +132,13 @@ def _max_length_arg(max_length):
 
 
 HALVES = ("dev", "test")
-"""The two halves of the Sinica sample (`load_sinica(half=...)`): `"dev"`
-holds the sentences at even positions of the file (the 1st, 3rd, ...),
-`"test"` those at odd positions, counted before any is left out."""
+"""The two halves of a treebank sample. Sinica (`load_sinica(half=...)`),
+one file: `"dev"` holds the sentences at even positions of the file (the
+1st, 3rd, ...), `"test"` those at odd positions, counted before any is
+left out. Penn Treebank (`load_ptb(half=...)`), split by file so that the
+sentences of one document stay together: `"dev"` holds the files at even
+positions of the sorted file ids (`wsj_0001.mrg`, `wsj_0003.mrg`, ... in
+NLTK's sample), `"test"` those at odd positions (`wsj_0002.mrg`, ...)."""
 
 
 def half_arg(half):
@@ -158,6 +162,23 @@ def in_half(index, half):
     return half is None or index % 2 == HALVES.index(half)
 
 
+def ptb_half_fileids(fileids, half):
+    """The file ids of `half` of a Penn Treebank sample: of `fileids`
+    sorted, those at even positions (from 0) for `"dev"`, at odd positions
+    for `"test"`; all of them (sorted) for `None`.
+
+    Args:
+        fileids: Every file id of the sample (e.g. `reader.fileids()`).
+        half: `"dev"`, `"test"` or `None`.
+
+    >>> ids = ["wsj_0003.mrg", "wsj_0001.mrg", "wsj_0002.mrg"]
+    >>> ptb_half_fileids(ids, "dev"), ptb_half_fileids(ids, "test")
+    (['wsj_0001.mrg', 'wsj_0003.mrg'], ['wsj_0002.mrg'])
+    """
+    half = half_arg(half)
+    return [f for i, f in enumerate(sorted(fileids)) if in_half(i, half)]
+
+
 def _gold_sentences(nltk_trees, keep_leaf, max_length, half=None):
     out = []
     for index, t in enumerate(nltk_trees):
@@ -176,7 +197,7 @@ def _ptb_leaf(tag, word):
     return ptb_word_preprocess(word) if tag in PTB_WORD_TAGS else None
 
 
-def load_ptb(nltk_data=None, max_length=None, fileids=None):
+def load_ptb(nltk_data=None, max_length=None, fileids=None, half=None):
     """Loads the WSJ Penn Treebank with the ON-LSTM paper's preprocessing.
 
     Reads `corpora/treebank/combined/*.mrg` (NLTK's 10% WSJ sample, or any
@@ -196,13 +217,21 @@ def load_ptb(nltk_data=None, max_length=None, fileids=None):
             words after preprocessing (`10` gives the WSJ10 subset).
         fileids: None for all files, or a file id / list of file ids such
             as `"wsj_0001.mrg"`.
+        half: `None` (every file), or one of two fixed halves of the
+            sample, split by file so that a document's sentences stay
+            together (`ptb_half_fileids`): `"dev"`, the files at even
+            positions of the sorted file ids (`wsj_0001.mrg`,
+            `wsj_0003.mrg`, ... in NLTK's sample), on which settings are
+            chosen, and `"test"`, those at odd positions, held out. Not
+            with `fileids`.
 
     Returns:
         List of `GoldSentence(words, tree)`, in corpus order.
 
     Raises:
         CorpusNotFoundError: if the treebank is not found.
-        ValueError: for a bad `max_length` or an unknown file id.
+        ValueError: for a bad `max_length` or `half`, an unknown file id,
+            or both `fileids` and `half`.
 
     Example:
 
@@ -217,6 +246,11 @@ def load_ptb(nltk_data=None, max_length=None, fileids=None):
     from nltk.corpus.reader import BracketParseCorpusReader
 
     max_length = _max_length_arg(max_length)
+    half = half_arg(half)
+    if half is not None and fileids is not None:
+        raise ValueError(
+            "Give `fileids` or `half`, not both: `half` picks its own files, "
+            f"received: fileids={fileids!r}, half={half!r}")
     resources = ("corpora/treebank/combined", "corpora/treebank")
     with _locate(resources, nltk_data, "treebank") as root:
         reader = BracketParseCorpusReader(root, r".*\.mrg")
@@ -227,7 +261,8 @@ def load_ptb(nltk_data=None, max_length=None, fileids=None):
                 "python -m nltk.downloader treebank"
             )
         if fileids is None:
-            fileids = available
+            fileids = (available if half is None
+                       else ptb_half_fileids(available, half))
         else:
             if isinstance(fileids, str):
                 fileids = [fileids]
