@@ -1,6 +1,7 @@
 """Pictures: an induced tree with the per-word distances drawn under it
-(`plot_tree`, one bar chart per reading direction or layer), and F1 per
-layer and direction against the baselines (`plot_f1_bars`).
+(`plot_tree`, one bar chart per reading direction or layer), F1 per
+layer and direction against the baselines (`plot_f1_bars`), and F1 of
+parse settings against training time (`plot_f1_curves`).
 
 Uses matplotlib (the `[plot]` extra) without pyplot's global state.
 Chinese text: the first installed CJK font matplotlib knows is used; SVG
@@ -269,6 +270,93 @@ def plot_f1_bars(cells, baselines, path, half=None, tree_rule="official",
     """
     matplotlib = require("matplotlib", "plot", "plot_f1_bars")
     fig = f1_bars_figure(cells, baselines, half, tree_rule, metric, title)
+    with _figure_context(matplotlib):
+        _save(fig, path)
+    return fig
+
+
+def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
+    """The figure `plot_f1_curves` saves (see there).
+
+    Returns:
+        A matplotlib `Figure` (not attached to pyplot): one axes, one line
+        per setting (legend label `direction, layer K, rule`) through its
+        points `(total_seconds / 60, metric)` in row order, and one dashed
+        line per baseline (legend label as in `f1_bars_figure`).
+    """
+    matplotlib = require("matplotlib", "plot", "plot_f1_curves")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    if metric not in ("sentence_f1", "corpus_f1"):
+        raise ValueError("Argument `metric` must be 'sentence_f1' or "
+                         f"'corpus_f1', received: metric={metric!r}")
+    rows = list(rows)
+    if not rows:
+        raise ValueError("Argument `rows` must hold at least one row, "
+                         "received none")
+    lines = {}
+    for row in rows:
+        key = (row["direction"], row["layer"], row["tree_rule"])
+        lines.setdefault(key, []).append(
+            (float(row["total_seconds"]) / 60, float(row[metric])))
+    with _figure_context(matplotlib):
+        fig = Figure(figsize=(7.5, 4.6))
+        FigureCanvasAgg(fig)
+        ax = fig.subplots()
+        colours = {"forward": "#4c72b0", "backward": "#dd8452",
+                   "both": "#55a868"}
+        markers = "os^vDP*X"
+        for k, ((direction, layer, rule), points) in enumerate(lines.items()):
+            xs, ys = zip(*points)
+            name = "mean" if layer == "mean" else f"layer {layer}"
+            ax.plot(xs, ys, marker=markers[k % len(markers)], ms=4, lw=1.2,
+                    color=colours.get(direction),
+                    ls="-" if rule == "official" else "--",
+                    label=f"{direction}, {name}, {rule}")
+        styles = ("--", ":", "-.", (0, (5, 1)))
+        for k, b in enumerate(baselines):
+            name = b["baseline"]
+            label = f"{name}-branching" if name in ("left", "right") else name
+            ax.axhline(b[metric], color="0.3", lw=1, ls=styles[k % 4],
+                       label=f"{label} {b[metric]:.1f}")
+        ax.set_xlabel("training time (min)")
+        ax.set_ylabel(metric.replace("_f1", " F1"))
+        ax.set_title(title or f"{metric.replace('_f1', ' F1')} after each "
+                     "epoch")
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        fig.tight_layout()
+    return fig
+
+
+def plot_f1_curves(rows, path, baselines=(), metric="sentence_f1",
+                   title=None):
+    """F1 of parse settings against training time: one line per setting.
+
+    Args:
+        rows: Dicts with `direction`, `layer`, `tree_rule`,
+            `total_seconds` (training time when the F1 was measured) and
+            the F1 figures, one per setting and measurement, in time order
+            (e.g. the rows of the per-epoch log of
+            `examples/ptb_parsing.py`).
+        path: Output file (`.png`, `.svg`, `.pdf`).
+        baselines: Dicts with `baseline` and the F1 figures, drawn as
+            horizontal lines (the `baselines` of
+            `parsing.runs.evaluate_settings`, of one half).
+        metric: `"sentence_f1"` or `"corpus_f1"`.
+        title: Default: the metric.
+
+    Returns:
+        The matplotlib `Figure` that was saved to `path`.
+
+    Raises:
+        MissingExtraError: (an `ImportError`) if matplotlib is not
+            installed: `pip install 'on-lstm-keras[plot]'`.
+    """
+    matplotlib = require("matplotlib", "plot", "plot_f1_curves")
+    fig = f1_curves_figure(rows, baselines, metric, title)
     with _figure_context(matplotlib):
         _save(fig, path)
     return fig
