@@ -153,8 +153,9 @@ def half_arg(half):
 
 
 def in_half(index, half):
-    """Whether the sentence at position `index` (from 0, in file order) of
-    the treebank belongs to `half` (`None`: every sentence does).
+    """Whether the item at position `index` (from 0) belongs to `half`
+    (`None`: every item does): a Sinica sentence, in file order, or a PTB
+    file, in sorted file-id order.
 
     >>> [i for i in range(5) if in_half(i, "dev")], [i for i in range(5) if in_half(i, "test")]
     ([0, 2, 4], [1, 3])
