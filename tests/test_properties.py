@@ -25,7 +25,10 @@ from on_lstm_keras.parsing import sentence_prf
 from on_lstm_keras.parsing import spans
 from on_lstm_keras.parsing import to_brackets
 
-pytestmark = pytest.mark.backend
+# No test here reaches a Keras backend's code: trees, F1, the baselines,
+# brackets and the vocabulary are NumPy and plain Python, and BPTTSequence
+# slices NumPy arrays (its Keras base class only drives it). CI runs them
+# once, on TensorFlow.
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
