@@ -12,15 +12,16 @@ from on_lstm_keras._extras import require
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# `require` imports modules and formats messages: no Keras backend is
+# involved, so these tests run once, on TensorFlow.
 
-@pytest.mark.backend
+
 def test_require_returns_the_module():
     import json
 
     assert require("json", "zh", "Anything") is json
 
 
-@pytest.mark.backend
 def test_missing_module_gives_one_line_naming_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "opencc", None)  # `import opencc` fails
     with pytest.raises(MissingExtraError) as caught:
@@ -36,7 +37,6 @@ def test_missing_module_gives_one_line_naming_the_extra(monkeypatch):
     assert isinstance(error.__cause__, ImportError)
 
 
-@pytest.mark.backend
 def test_unknown_extra_is_named():
     with pytest.raises(ValueError, match=r"`extra`.*extra='chinese'"):
         require("json", "chinese", "Anything")
