@@ -52,10 +52,86 @@ FAKE_SINICA = (
 )
 
 
+def write_fake_nltk_data(path):
+    """Makes `path` an NLTK data folder holding only `FAKE_SINICA` as the
+    Sinica treebank; returns `path`."""
+    sinica = path / "corpora" / "sinica_treebank"
+    sinica.mkdir(parents=True)
+    (sinica / "parsed").write_text(FAKE_SINICA, encoding="utf-8")
+    return path
+
+
 @pytest.fixture
 def fake_nltk_data(tmp_path):
     """An NLTK data folder holding only `FAKE_SINICA` as the Sinica treebank."""
-    sinica = tmp_path / "corpora" / "sinica_treebank"
-    sinica.mkdir(parents=True)
-    (sinica / "parsed").write_text(FAKE_SINICA, encoding="utf-8")
-    return tmp_path
+    return write_fake_nltk_data(tmp_path)
+
+
+def selected(request, test=None, fixture=None):
+    """Whether this session runs a test named `test`, or one that uses
+    `fixture`: a module fixture that starts work early asks first, so that
+    nothing is started for tests left out (`-k`, `-m "not slow"`)."""
+    return any(item.name == test
+               or fixture in getattr(item, "fixturenames", ())
+               for item in request.session.items)
+
+
+class Background:
+    """A command started in its own process, so that the test process can
+    go on (two cores: a training in each). Its output goes to temporary
+    files, not pipes, so that nothing blocks however much it prints.
+
+    Args:
+        argv: The command.
+        cwd: Its working directory.
+        env: Its environment (default: this one's, TensorFlow's C++ log
+            quiet, the repository on `PYTHONPATH`).
+    """
+
+    def __init__(self, argv, cwd=None, env=None):
+        import subprocess
+        import tempfile
+
+        if env is None:
+            env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+                       PYTHONPATH=str(REPO_ROOT))
+        self.logs = tempfile.TemporaryFile(), tempfile.TemporaryFile()
+        self.process = subprocess.Popen(argv, cwd=cwd, env=env,
+                                        stdout=self.logs[0],
+                                        stderr=self.logs[1])
+        self.result = None
+
+    def finish(self, timeout=600):
+        """`(returncode, stdout, stderr)`, waiting for the end (killed after
+        `timeout` seconds, with returncode None)."""
+        import locale
+        import subprocess
+
+        if self.result is None:
+            try:
+                code = self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.stop()
+                code = None
+            encoding = locale.getpreferredencoding(False)
+            texts = []
+            for log in self.logs:
+                log.seek(0)
+                texts.append(log.read().decode(encoding, "replace"))
+                log.close()
+            self.result = (code, *texts)
+        return self.result
+
+    def succeeded(self, timeout=600):
+        """The standard output; asserts the command ended with status 0."""
+        code, out, err = self.finish(timeout)
+        said = (f"killed after {timeout} s" if code is None
+                else f"exit status {code}")
+        assert code == 0, said + "\n" + out[-2000:] + err[-3000:]
+        return out
+
+    def stop(self):
+        """Ends the process if it still runs."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
