@@ -4,6 +4,7 @@ corpora with a few steps, checked against hand-built reversals."""
 
 import json
 import os
+import sys
 
 import pytest
 
@@ -14,6 +15,8 @@ from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.data.corpus import Corpus
 from on_lstm_keras.data.corpus import in_reading_order
 
+from conftest import Background
+from conftest import selected
 from test_cli import TINY
 from test_cli import write_corpus
 
@@ -109,14 +112,64 @@ def test_a_bad_direction_is_refused_before_anything_is_written(
     assert not output.exists()
 
 
-@pytest.fixture(scope="module")
-def both_run(tmp_path_factory):
+def test_resume_of_both_interrupted_in_the_backward_half(tmp_path, capsys):
+    import keras
+
+    class CtrlCInBackward(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            if epoch == 1 and self.model.direction == "backward":
+                raise KeyboardInterrupt
+
+    output = str(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        workflow.train_runs(tiny_corpus(), output, verbose=0,
+                            callbacks=[CtrlCInBackward()], direction="both",
+                            model_config=TINY_MODEL,
+                            training_config=TINY_TRAINING)
+
+    def epochs_in(directory):
+        rows = open(os.path.join(directory, "history.csv")).read().split()
+        return [r.split(",")[0] for r in rows[1:]]
+
+    back = os.path.join(output, "backward")
+    assert epochs_in(output) == ["0", "1"] and epochs_in(back) == ["0"]
+    forward_model = os.path.getmtime(os.path.join(output, "model.keras"))
+    capsys.readouterr()
+    # No direction given: the run's recorded one (both).
+    runs = workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0)
+    out = capsys.readouterr().out
+    assert "onlstm: done, 2 epochs trained" in out
+    assert "resuming after epoch 1 of 2" in out
+    assert epochs_in(back) == ["0", "1"] and epochs_in(output) == ["0", "1"]
+    assert os.path.getmtime(os.path.join(output, "model.keras")) == forward_model
+    assert runs["onlstm backward"]["model"]["direction"] == "backward"
+    assert runs["onlstm backward"]["results"]["test_perplexity"] > 1
+
+
+@pytest.fixture(scope="module", autouse=True)
+def both_run_started(request, tmp_path_factory):
+    """`on-lstm train --direction both` on the tiny Chinese corpus, started
+    in its own process at the module's first test: the tests that do not
+    read it (the resumed run below trains two models of its own) run
+    meanwhile, on the other core. Not started when no selected test reads
+    it."""
+    if not selected(request, fixture="both_run"):
+        yield None
+        return
     root = tmp_path_factory.mktemp("both")
     corpus = write_corpus(root / "corpus.txt")
     output = root / "model"
-    assert cli.main(["train", "--language", "zh", "--corpus", str(corpus),
-                     "--output", str(output), "--direction", "both",
-                     *TINY]) == 0
+    run = Background([sys.executable, "-m", "on_lstm_keras.cli", "train",
+                      "--language", "zh", "--corpus", str(corpus),
+                      "--output", str(output), "--direction", "both", *TINY])
+    yield corpus, output, run
+    run.stop()
+
+
+@pytest.fixture(scope="module")
+def both_run(both_run_started):
+    corpus, output, run = both_run_started
+    run.succeeded()  # exit status 0
     return corpus, output
 
 
@@ -154,40 +207,6 @@ def test_resume_refuses_a_direction_the_run_cannot_take(both_run, capsys):
                      "--resume", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "--direction backward" in err and "reads forward" in err
-
-
-def test_resume_of_both_interrupted_in_the_backward_half(tmp_path, capsys):
-    import keras
-
-    class CtrlCInBackward(keras.callbacks.Callback):
-        def on_epoch_begin(self, epoch, logs=None):
-            if epoch == 1 and self.model.direction == "backward":
-                raise KeyboardInterrupt
-
-    output = str(tmp_path / "run")
-    with pytest.raises(KeyboardInterrupt):
-        workflow.train_runs(tiny_corpus(), output, verbose=0,
-                            callbacks=[CtrlCInBackward()], direction="both",
-                            model_config=TINY_MODEL,
-                            training_config=TINY_TRAINING)
-
-    def epochs_in(directory):
-        rows = open(os.path.join(directory, "history.csv")).read().split()
-        return [r.split(",")[0] for r in rows[1:]]
-
-    back = os.path.join(output, "backward")
-    assert epochs_in(output) == ["0", "1"] and epochs_in(back) == ["0"]
-    forward_model = os.path.getmtime(os.path.join(output, "model.keras"))
-    capsys.readouterr()
-    # No direction given: the run's recorded one (both).
-    runs = workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0)
-    out = capsys.readouterr().out
-    assert "onlstm: done, 2 epochs trained" in out
-    assert "resuming after epoch 1 of 2" in out
-    assert epochs_in(back) == ["0", "1"] and epochs_in(output) == ["0", "1"]
-    assert os.path.getmtime(os.path.join(output, "model.keras")) == forward_model
-    assert runs["onlstm backward"]["model"]["direction"] == "backward"
-    assert runs["onlstm backward"]["results"]["test_perplexity"] > 1
 
 
 # ---- the halves of the Sinica sample, the table, the saved default ----
