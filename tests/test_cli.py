@@ -13,6 +13,10 @@ from on_lstm_keras import cli
 from on_lstm_keras import workflow
 from on_lstm_keras.models.saving import load_run
 
+from conftest import Background
+from conftest import selected
+from conftest import write_fake_nltk_data
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 TINY = ["--epochs", "1", "--embedding-size", "8", "--hidden-size", "16",
@@ -291,19 +295,38 @@ def test_evaluate_layer_flag_picks_the_layer(trained, fake_nltk_data, capsys,
     ]
 
 
-@pytest.mark.slow
-def test_examples_run_end_to_end(trained, tmp_path, fake_nltk_data):
-    corpus, _ = trained
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    output = tmp_path / "example"
-    done = subprocess.run(
+@pytest.fixture(scope="module", autouse=True)
+def example_started(request, tmp_path_factory):
+    """`examples/lm_chinese.py` on the tiny corpus and the fake Sinica
+    sample, started in its own process at the module's first test, so that
+    its three trainings run beside the tests before
+    `test_examples_run_end_to_end`, which checks it; not started when that
+    test is not selected."""
+    if not selected(request, test="test_examples_run_end_to_end"):
+        yield None
+        return
+    root = tmp_path_factory.mktemp("example")
+    corpus = write_corpus(root / "corpus.txt")
+    nltk_data = write_fake_nltk_data(root / "nltk_data")
+    output = root / "example"
+    run = Background(
         [sys.executable, os.path.join(REPO, "examples", "lm_chinese.py"),
          "--corpus", str(corpus), "--output", str(output), "--baseline",
-         "--nltk-data", str(fake_nltk_data), *TINY],
-        capture_output=True, text=True, env=env, timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "test perplexity" in done.stdout and '"苹果' in done.stdout.replace("[", "")
+         "--nltk-data", str(nltk_data), *TINY],
+        env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    yield output, nltk_data, run
+    run.stop()
+
+
+@pytest.mark.slow
+def test_examples_run_end_to_end(example_started):
+    # The corpus is `write_corpus`'s (the `trained` run's), the NLTK data
+    # `fake_nltk_data`'s.
+    output, fake_nltk_data, run = example_started
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    returncode, stdout, stderr = run.finish(timeout=600)
+    assert returncode == 0, stderr[-3000:]
+    assert "test perplexity" in stdout and '"苹果' in stdout.replace("[", "")
     assert (output / "tree.svg").exists() and (output / "lstm" / "model.keras").exists()
     # Both reading directions by default, and the default chosen on the
     # (fake) Sinica dev half, recorded with its table and bar charts.
