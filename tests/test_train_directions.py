@@ -343,9 +343,12 @@ def test_the_table_and_the_recorded_choice(both_copy, fake_nltk_data, capsys):
 
 
 def test_half_and_choose_default_flags_are_checked(both_copy, capsys):
+    # The PTB sample has halves too (split by file); they pick their own
+    # files, so `--fileids` beside `--half` is refused.
     assert cli.main(["evaluate", "--baseline", "right", "--treebank", "ptb",
-                     "--half", "dev"]) == 2
-    assert "--half splits the Sinica sample" in capsys.readouterr().err
+                     "--half", "dev", "--fileids", "wsj_0001.mrg"]) == 2
+    assert ("give --half or --fileids, received --half dev --fileids "
+            "wsj_0001.mrg") in capsys.readouterr().err
     assert cli.main(["evaluate", "--model", str(both_copy), "--treebank",
                      "sinica", "--choose-default", "--layer", "1"]) == 2
     assert "received --layer" in capsys.readouterr().err
