@@ -177,6 +177,26 @@ def plot_tree(tree, distances, path, title=None, distance_label="d_f"):
 
 BASELINE_NAMES = ("left", "right", "balanced", "random")
 
+# One colour per reading direction, in the bar charts and the F1 curves.
+DIRECTION_COLOURS = {"forward": "#4c72b0", "backward": "#dd8452",
+                     "both": "#55a868"}
+
+
+def _check_metric(metric):
+    if metric not in ("sentence_f1", "corpus_f1"):
+        raise ValueError("Argument `metric` must be 'sentence_f1' or "
+                         f"'corpus_f1', received: metric={metric!r}")
+
+
+def _baseline_lines(ax, baselines, metric):
+    """One dashed horizontal line per baseline, labelled with its value."""
+    styles = ("--", ":", "-.", (0, (5, 1)))
+    for k, b in enumerate(baselines):
+        name = b["baseline"]
+        label = f"{name}-branching" if name in ("left", "right") else name
+        ax.axhline(b[metric], color="0.3", lw=1, ls=styles[k % 4],
+                   label=f"{label} {b[metric]:.1f}")
+
 
 def f1_bars_figure(cells, baselines, half=None, tree_rule="official",
                    metric="sentence_f1", title=None):
@@ -193,10 +213,7 @@ def f1_bars_figure(cells, baselines, half=None, tree_rule="official",
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    check_metric = ("sentence_f1", "corpus_f1")
-    if metric not in check_metric:
-        raise ValueError("Argument `metric` must be 'sentence_f1' or "
-                         f"'corpus_f1', received: metric={metric!r}")
+    _check_metric(metric)
     chosen = [c for c in cells if c["tree_rule"] == tree_rule
               and (half is None or c.get("half") == half)]
     if not chosen:
@@ -212,24 +229,17 @@ def f1_bars_figure(cells, baselines, half=None, tree_rule="official",
         FigureCanvasAgg(fig)
         ax = fig.subplots()
         width = 0.8 / len(directions)
-        colours = {"forward": "#4c72b0", "backward": "#dd8452",
-                   "both": "#55a868"}
         for k, direction in enumerate(directions):
             xs = [i + (k - (len(directions) - 1) / 2) * width
                   for i in range(len(layers))]
             heights = [value.get((direction, layer), float("nan"))
                        for layer in layers]
             ax.bar(xs, heights, width=width * 0.95, label=direction,
-                   color=colours.get(direction))
+                   color=DIRECTION_COLOURS.get(direction))
             for x, h in zip(xs, heights):
                 ax.text(x, h, f"{h:.1f}", ha="center", va="bottom",
                         fontsize=7)
-        styles = ("--", ":", "-.", (0, (5, 1)))
-        for k, b in enumerate(lines):
-            name = b["baseline"]
-            label = f"{name}-branching" if name in ("left", "right") else name
-            ax.axhline(b[metric], color="0.3", lw=1, ls=styles[k % 4],
-                       label=f"{label} {b[metric]:.1f}")
+        _baseline_lines(ax, lines, metric)
         ax.set_xticks(range(len(layers)))
         ax.set_xticklabels([f"layer {layer}" if layer != "mean" else "mean"
                             for layer in layers])
@@ -288,9 +298,7 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    if metric not in ("sentence_f1", "corpus_f1"):
-        raise ValueError("Argument `metric` must be 'sentence_f1' or "
-                         f"'corpus_f1', received: metric={metric!r}")
+    _check_metric(metric)
     rows = list(rows)
     if not rows:
         raise ValueError("Argument `rows` must hold at least one row, "
@@ -304,22 +312,15 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
         fig = Figure(figsize=(7.5, 4.6))
         FigureCanvasAgg(fig)
         ax = fig.subplots()
-        colours = {"forward": "#4c72b0", "backward": "#dd8452",
-                   "both": "#55a868"}
         markers = "os^vDP*X"
         for k, ((direction, layer, rule), points) in enumerate(lines.items()):
             xs, ys = zip(*points)
             name = "mean" if layer == "mean" else f"layer {layer}"
             ax.plot(xs, ys, marker=markers[k % len(markers)], ms=4, lw=1.2,
-                    color=colours.get(direction),
+                    color=DIRECTION_COLOURS.get(direction),
                     ls="-" if rule == "official" else "--",
                     label=f"{direction}, {name}, {rule}")
-        styles = ("--", ":", "-.", (0, (5, 1)))
-        for k, b in enumerate(baselines):
-            name = b["baseline"]
-            label = f"{name}-branching" if name in ("left", "right") else name
-            ax.axhline(b[metric], color="0.3", lw=1, ls=styles[k % 4],
-                       label=f"{label} {b[metric]:.1f}")
+        _baseline_lines(ax, baselines, metric)
         ax.set_xlabel("training time (min)")
         ax.set_ylabel(metric.replace("_f1", " F1"))
         ax.set_title(title or f"{metric.replace('_f1', ' F1')} after each "
