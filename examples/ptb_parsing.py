@@ -98,163 +98,24 @@ started = time.time()
 # %% [markdown]
 # ## 1. F1 after every epoch
 #
-# A Keras callback that, after each epoch of an ON-LSTM, copies the model
-# into a stateless twin (`clone`, then `copy_weights_from`) and scores it
-# with `evaluate_settings` on the WSJ10-style sentences of both halves of
-# the PTB sample: the forward model's layers (each, and their mean) while
-# it trains; the backward model's, and both directions combined (with the
-# trained forward model), while the backward one trains. Each row of
-# `f1_by_epoch.csv` holds the run, the epoch, the training seconds of the
-# run and of the recipe so far (training and validation; the scoring
-# itself is not counted), the validation perplexity, the setting, the
-# half and its sentence and corpus F1; `f1_by_epoch.png` draws the dev
-# half's sentence F1 against training time. On `--resume` the rows of
-# the epochs redone are dropped and the clock continues from the last
-# kept row.
+# `EpochF1` is a Keras callback that, after each epoch of an ON-LSTM,
+# copies the model into a stateless twin and scores its trees on the
+# WSJ10-style sentences of both halves of the PTB sample: the forward
+# model's layers (each, and their mean) while it trains; the backward
+# model's, and both directions combined (with the trained forward model),
+# while the backward one trains. Each row of `f1_by_epoch.csv` holds the
+# run, the epoch, the training seconds of the run and of the recipe so
+# far (training and validation; the scoring itself is not counted), the
+# validation perplexity, the setting, the half and its sentence and
+# corpus F1; `f1_by_epoch.png` draws the dev half's sentence F1 against
+# training time. On `--resume` the rows of the epochs redone are dropped
+# and the clock continues from the last kept row.
 
 # %%
-import csv
-import io
+from on_lstm_keras.parsing.epoch_f1 import EpochF1
 
-import keras
-
-from on_lstm_keras._atomic import write_text
-from on_lstm_keras.data import Vocabulary
-from on_lstm_keras.models.saving import MODEL_FILE
-from on_lstm_keras.models.saving import VOCAB_FILE
-from on_lstm_keras.models.saving import LoadedRun
-from on_lstm_keras.models.saving import load_run
-from on_lstm_keras.models.saving import read_run_info
-from on_lstm_keras.parsing.model_parser import model_direction
-from on_lstm_keras.parsing.runs import evaluate_settings
-from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
-from on_lstm_keras.plotting import plot_f1_curves
-from on_lstm_keras.workflow import BACKWARD_DIR
-
-CURVE_FIELDS = ("run", "epoch", "seconds", "total_seconds", "val_perplexity",
-                "half", "direction", "layer", "tree_rule", "sentences",
-                "sentence_f1", "corpus_f1")
-curve_path = os.path.join(output, "f1_by_epoch.csv")
-curve_picture = os.path.join(output, "f1_by_epoch.png")
-
-
-def read_curve(path=curve_path):
-    """The rows of the per-epoch log (numbers as numbers), or []."""
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
-    for row in rows:
-        for key in ("epoch", "sentences"):
-            row[key] = int(row[key])
-        for key in ("seconds", "total_seconds", "val_perplexity",
-                    "sentence_f1", "corpus_f1"):
-            row[key] = float(row[key] or "nan")
-        if row["layer"] != "mean":
-            row["layer"] = int(row["layer"])
-    return rows
-
-
-def draw_curve(rows, baselines, tree_rule="official"):
-    """`f1_by_epoch.png`: the dev half's sentence F1 of each setting of
-    `tree_rule` against training time, with the dev half's baselines."""
-    dev = [r for r in rows if r["half"] == "dev" and r["tree_rule"] == tree_rule]
-    if dev:
-        plot_f1_curves(dev, curve_picture, baselines=baselines, title=(
-            f"WSJ10-style dev half, tree rule {tree_rule}: sentence F1 "
-            "after each epoch"))
-
-
-class EpochF1(keras.callbacks.Callback):
-    """Scores the ON-LSTM being trained after every epoch (see above)."""
-
-    def on_train_begin(self, logs=None):
-        self.active = self.model.recurrent == "onlstm"
-        if not self.active:
-            return  # the LSTM baseline has no trees
-        backward = model_direction(self.model) == "backward"
-        main = read_run_info(output)["model"].get("direction", "forward")
-        self.directory = (os.path.join(output, BACKWARD_DIR)
-                          if backward and main == "forward" else output)
-        self.name = "onlstm backward" if backward else "onlstm"
-        self.vocab = Vocabulary.load(os.path.join(self.directory, VOCAB_FILE))
-        self.forward = None
-        if backward:
-            if main != "forward" or not os.path.exists(
-                    os.path.join(output, MODEL_FILE)):
-                print("F1 by epoch: no forward model to read with, skipped")
-                self.active = False
-                return
-            self.forward = load_run(output)
-        self.export = None
-        self.first = True
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if not self.active:
-            return
-        if self.first:
-            # A resumed run redoes the epochs after `epoch`: drop their rows.
-            self.first = False
-            rows = read_curve()
-            self.kept = [r for r in rows
-                         if r["run"] != self.name or r["epoch"] <= epoch]
-            ours = [r["seconds"] for r in self.kept if r["run"] == self.name]
-            self.seconds = max(ours, default=0.0)
-            others = {}
-            for r in self.kept:
-                if r["run"] != self.name:
-                    others[r["run"]] = max(others.get(r["run"], 0.0),
-                                           r["seconds"])
-            self.before = sum(others.values())
-        self.clock = time.time()
-
-    def on_epoch_end(self, epoch, logs=None):
-        if not self.active:
-            return
-        self.seconds += time.time() - self.clock
-        if self.export is None:
-            self.export = self.model.clone(stateful=False)
-        else:
-            self.export.copy_weights_from(self.model)
-        current = LoadedRun(self.export, self.vocab, None, {})
-        try:
-            if self.forward is None:
-                table = evaluate_settings(
-                    current, "ptb", halves=("dev", "test"),
-                    directions=("forward",), max_length=10,
-                    nltk_data=args.nltk_data)
-            else:
-                table = evaluate_settings(
-                    self.forward, "ptb", backward_model=current,
-                    halves=("dev", "test"), directions=("backward", "both"),
-                    max_length=10, nltk_data=args.nltk_data)
-        except CorpusNotFoundError as e:
-            print(f"F1 by epoch: no PTB sample, skipped ({e})")
-            self.active = False
-            return
-        common = {"run": self.name, "epoch": epoch + 1,
-                  "seconds": round(self.seconds, 1),
-                  "total_seconds": round(self.before + self.seconds, 1),
-                  "val_perplexity": (logs or {}).get("val_perplexity")}
-        for c in table["cells"]:
-            self.kept.append({**common, **c, "sentences": table["halves"][
-                c["half"]]["sentences"]})
-        text = io.StringIO()
-        writer = csv.DictWriter(text, CURVE_FIELDS, extrasaction="ignore",
-                                lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.kept)
-        write_text(curve_path, text.getvalue())
-        dev = [c for c in table["cells"] if c["half"] == "dev"]
-        best = max(dev, key=lambda c: c["sentence_f1"])
-        right = next(b for b in table["baselines"]
-                     if b["baseline"] == "right" and b["half"] == "dev")
-        print(f"{self.name} epoch {epoch + 1}: WSJ10-style dev sentence F1, "
-              f"best {best['sentence_f1']:.1f} ({best['direction']}, layer "
-              f"{best['layer']}, {best['tree_rule']}), right-branching "
-              f"{right['sentence_f1']:.1f}")
-        draw_curve(self.kept, [b for b in table["baselines"]
-                               if b["half"] == "dev"])
+epoch_f1 = EpochF1(output, "ptb", max_length=10, nltk_data=args.nltk_data,
+                   label="WSJ10-style")
 
 
 # %% [markdown]
@@ -285,7 +146,7 @@ try:
         corpus, output, with_lstm=args.with_lstm, resume=args.resume,
         verbose=0 if args.quiet else 2, info={"language": "en"},
         data_parallel=args.data_parallel, direction=direction,
-        callbacks=[EpochF1()], **settings,
+        callbacks=[epoch_f1], **settings,
     )
 except (ValueError, FileExistsError) as e:
     parser.error(str(e))
@@ -313,8 +174,12 @@ train_minutes = (time.time() - started) / 60
 # %%
 import json
 
+from on_lstm_keras._atomic import write_text
 from on_lstm_keras.cli.evaluate import format_settings_table
+from on_lstm_keras.models.saving import read_run_info
 from on_lstm_keras.parsing.runs import choose_parse_default
+from on_lstm_keras.parsing.runs import evaluate_settings
+from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
 from on_lstm_keras.plotting import plot_f1_bars
 
 LENGTHS = {"wsj10": ("WSJ10-style (≤ 10 words)", 10),
@@ -403,13 +268,18 @@ print(f"Results: {os.path.join(output, 'ptb_results.json')}")
 # or differently trained model is what is missing.
 
 # %%
-curve = read_curve()
+from on_lstm_keras.parsing.epoch_f1 import draw_f1_curve
+from on_lstm_keras.parsing.epoch_f1 import read_f1_curve
+
+curve = read_f1_curve(epoch_f1.csv_path)
 if curve:
     rule = choice["tree_rule"] if choice else "official"
     dev_baselines = [b for b in tables.get("wsj10", {}).get("baselines", [])
                      if b["half"] == "dev"]
-    draw_curve(curve, dev_baselines, rule)
-    print(f"F1 by epoch: {curve_path}, picture: {curve_picture}")
+    draw_f1_curve(curve, dev_baselines, epoch_f1.picture_path, rule,
+                  "WSJ10-style")
+    print(f"F1 by epoch: {epoch_f1.csv_path}, picture: "
+          f"{epoch_f1.picture_path}")
 
 # %% [markdown]
 # ## 6. A few trees
@@ -417,14 +287,14 @@ if curve:
 # `parse` reads each sentence through the trained models and splits it
 # top-down at the largest split score of the recorded default (without
 # one: the forward model's middle layer). The words must be the model's:
-# lower case, numbers as `N`. `plot_tree` draws the first tree with its
+# lower case, numbers as `N`. `plot_parse` draws the first tree with its
 # split scores and, under them, the forward and the backward model's
 # `d_f` (the chosen layer, or the middle one for the mean over layers).
 
 # %%
 from on_lstm_keras import parsing
 from on_lstm_keras.parsing.runs import parse
-from on_lstm_keras.plotting import plot_tree
+from on_lstm_keras.plotting import plot_parse
 
 sentences = ["the company said it expects to report a loss",
              "investors are betting on lower interest rates"]
@@ -432,24 +302,8 @@ parses = parse(output, sentences)
 for p in parses:
     print(parsing.to_brackets(p.tree))
     print("  score:", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
-layer = (choice or {}).get("layer")
-k = layer if isinstance(layer, int) else (
-    read_run_info(output)["model"]["num_layers"] + 1) // 2
-rows = {"split score": parses[0].distances}
-read = parses[0]
-if os.path.exists(os.path.join(output, BACKWARD_DIR, MODEL_FILE)):
-    read = parse(output, sentences[:1], direction="both", layer=k)[0]
-elif main_direction == "forward":
-    read = parse(output, sentences[:1], direction="forward", layer=k)[0]
-if read.layer_distances:
-    rows[f"forward d_f (layer {k})"] = read.layer_distances[k - 1]
-if read.backward_layer_distances:
-    rows[f"backward d_f (layer {k})"] = read.backward_layer_distances[k - 1]
 picture = os.path.join(output, "tree.svg")
-how = ("default: " + ", ".join(f"{key} {choice[key]}" for key in
-                               ("direction", "layer", "tree_rule"))
-       if choice else "forward, middle layer")
-plot_tree(parses[0].tree, rows, picture, title=f"{sentences[0]}  ({how})")
+plot_parse(output, sentences[0], picture)
 print(f"Picture of the first tree: {picture}")
 print(f"Training took {train_minutes:.0f} min, "
       f"{(time.time() - started) / 60:.0f} min in all.")

@@ -175,6 +175,65 @@ def plot_tree(tree, distances, path, title=None, distance_label="d_f"):
     return path
 
 
+def plot_parse(run, sentence, path, presegmented=False):
+    """Parses one sentence with a trained run's recorded parse default and
+    draws its tree (`plot_tree`): the split scores under the words and,
+    under them, the `d_f` of the forward and of the backward model, of the
+    default's layer (the middle one for the mean over layers), whichever
+    direction the default reads. The backward model's value at a word
+    scores the boundary after it.
+
+    Args:
+        run: A model directory; a backward model is read from
+            `<run>/backward` when there is one. Without a recorded default:
+            the run's own direction and middle layer, the official rule.
+        sentence: A string, segmented with the run's tokenizer (on
+            whitespace with `presegmented=True`), or a list of words.
+        path: Output file (`.svg`, `.png`, `.pdf`).
+        presegmented: As for `parsing.runs.parse`.
+
+    Returns:
+        The `Parse` drawn (`parsing.runs.Parse`).
+
+    Raises:
+        ValueError: The sentence has no words.
+        MissingExtraError: (an `ImportError`) if matplotlib is not
+            installed: `pip install 'on-lstm-keras[plot]'`.
+    """
+    require("matplotlib", "plot", "plot_parse")
+    from on_lstm_keras.models.saving import load_run
+    from on_lstm_keras.parsing.runs import backward_of
+    from on_lstm_keras.parsing.runs import parse
+    from on_lstm_keras.parsing.runs import saved_parse_default
+
+    loaded = load_run(run)
+    backward = backward_of(run, None, "both")
+    parsed = parse(loaded, [sentence], presegmented=presegmented,
+                   backward_run=backward)[0]
+    if parsed.tree is None:
+        raise ValueError("Argument `sentence` must have a word, received: "
+                         f"sentence={sentence!r}")
+    choice = saved_parse_default(loaded)
+    layer = (choice or {}).get("layer")
+    k = layer if isinstance(layer, int) else (
+        len(loaded.model.rnn_layers) + 1) // 2
+    # Both models' d_f of layer k, whichever direction the default reads.
+    read = parse(loaded, [sentence], presegmented=presegmented, layer=k,
+                 direction="both" if backward is not None else None,
+                 backward_run=backward)[0]
+    rows = {"split score": parsed.distances}
+    if read.layer_distances:
+        rows[f"forward d_f (layer {k})"] = read.layer_distances[k - 1]
+    if read.backward_layer_distances:
+        rows[f"backward d_f (layer {k})"] = read.backward_layer_distances[k - 1]
+    how = ("default: " + ", ".join(f"{key} {choice[key]}" for key in
+                                   ("direction", "layer", "tree_rule"))
+           if choice else "no recorded default")
+    text = sentence if isinstance(sentence, str) else " ".join(sentence)
+    plot_tree(parsed.tree, rows, path, title=f"{text}  ({how})")
+    return parsed
+
+
 BASELINE_NAMES = ("left", "right", "balanced", "random")
 
 # One colour per reading direction, in the bar charts and the F1 curves.
