@@ -226,8 +226,9 @@ def plot_parse(run, sentence, path, presegmented=False):
         rows[f"forward d_f (layer {k})"] = read.layer_distances[k - 1]
     if read.backward_layer_distances:
         rows[f"backward d_f (layer {k})"] = read.backward_layer_distances[k - 1]
-    how = ("default: " + ", ".join(f"{key} {choice[key]}" for key in
-                                   ("direction", "layer", "tree_rule"))
+    how = ("default: " + ", ".join(
+        f"{key.replace('_', ' ')} {choice[key]}"
+        for key in ("direction", "layer", "tree_rule"))
            if choice else "no recorded default")
     text = sentence if isinstance(sentence, str) else " ".join(sentence)
     plot_tree(parsed.tree, rows, path, title=f"{text}  ({how})")

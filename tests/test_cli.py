@@ -312,7 +312,7 @@ def example_started(request, tmp_path_factory):
     run = Background(
         [sys.executable, os.path.join(REPO, "examples", "lm_chinese.py"),
          "--corpus", str(corpus), "--output", str(output), "--baseline",
-         "--nltk-data", str(nltk_data), *TINY],
+         "--nltk-data", str(nltk_data), "--f1-by-epoch", *TINY],
         env=dict(os.environ, PYTHONUNBUFFERED="1"))
     yield output, nltk_data, run
     run.stop()
@@ -336,6 +336,20 @@ def test_examples_run_end_to_end(example_started):
     assert default["direction"] in ("forward", "backward", "both")
     assert (output / "sinica_f1_dev.png").exists()
     assert (output / "sinica_settings.json").exists()
+    # --f1-by-epoch: the ON-LSTMs' trees scored on the dev half (one
+    # sentence of three words; the one-word one is skipped) after their
+    # epoch, the LSTM's not at all.
+    from on_lstm_keras.parsing.epoch_f1 import read_f1_curve
+
+    rows = read_f1_curve(str(output / "f1_by_epoch.csv"))
+    assert {(r["run"], r["direction"]) for r in rows} == {
+        ("onlstm", "forward"), ("onlstm backward", "backward"),
+        ("onlstm backward", "both")}
+    assert len(rows) == 6 + 12  # (2 layers + mean) x 2 rules, 1 + 2 ways
+    assert {(r["half"], r["sentences"], r["epoch"]) for r in rows} == {
+        ("dev", 1, 1)}
+    assert "onlstm epoch 1: Sinica dev sentence F1, best" in stdout
+    assert (output / "f1_by_epoch.png").exists()
     done = subprocess.run(
         [sys.executable, os.path.join(REPO, "examples", "parse_chinese.py"),
          "--model", str(output), "--eval-sinica", str(fake_nltk_data),

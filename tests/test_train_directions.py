@@ -354,3 +354,43 @@ def test_half_and_choose_default_flags_are_checked(both_copy, capsys):
     assert "received --layer" in capsys.readouterr().err
     with pytest.raises(ValueError, match="half='odd'"):
         runs.evaluate_treebank("sinica", baseline="left", half="odd")
+
+
+def test_plot_parse_draws_the_default_and_both_models_layer(both_copy,
+                                                            monkeypatch):
+    """The picture's rows: the default's split scores, then both models'
+    `d_f` of the default's layer (the middle one for the mean), checked
+    against single-direction parses; the backward model's value at a word
+    is the score of the boundary after it."""
+    from on_lstm_keras import plotting
+
+    drawn = {}
+
+    def capture(tree, rows, path, title=None):
+        drawn.update(tree=tree, rows=rows, path=path, title=title)
+
+    monkeypatch.setattr(plotting, "plot_tree", capture)
+    out, words = str(both_copy), SENTENCES[0]
+    for default, k in (({"layer": "mean", "tree_rule": "plain"}, 1),
+                       ({"layer": 2, "tree_rule": "official"}, 2)):
+        write_default(both_copy, direction="both", chosen_on="by hand",
+                      **default)
+        parsed = plotting.plot_parse(out, " ".join(words), "tree.svg",
+                                     presegmented=True)
+        rows = drawn["rows"]
+        assert list(rows) == ["split score", f"forward d_f (layer {k})",
+                              f"backward d_f (layer {k})"]
+        expected = runs.parse(out, [words])[0]
+        assert drawn["tree"] == parsed.tree == expected.tree
+        assert rows["split score"] == expected.distances
+        forward = runs.parse(out, [words], direction="forward", layer=k)[0]
+        assert rows[f"forward d_f (layer {k})"] == pytest.approx(
+            forward.distances)
+        backward = runs.parse(out, [words], direction="backward", layer=k)[0]
+        assert rows[f"backward d_f (layer {k})"][:-1] == pytest.approx(
+            backward.distances[1:])
+        assert drawn["title"] == (
+            f"{' '.join(words)}  (default: direction both, layer "
+            f"{default['layer']}, tree rule {default['tree_rule']})")
+    with pytest.raises(ValueError, match="`sentence` must have a word"):
+        plotting.plot_parse(out, "   ", "tree.svg", presegmented=True)
