@@ -200,7 +200,8 @@ def new_model(m):
     )
     model.build_for(t.batch_size)
     compile_language_model(model, make_optimizer(
-        t.optimizer, t.learning_rate, t.clipnorm, t.weight_decay))
+        t.optimizer, t.learning_rate, t.clipnorm, t.weight_decay,
+        t.warmup_steps))
     return model
 
 

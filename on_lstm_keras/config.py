@@ -238,6 +238,10 @@ class TrainingConfig(_Config):
             (`None`: no cap).
         seed: Seed of the weights, the dropout masks, the windows and the
             corpus split.
+        warmup_steps: Linear warm-up of the learning rate over this many
+            optimizer steps, from `learning_rate / warmup_steps` to
+            `learning_rate` (`models.schedules.LinearWarmup`); 0: none.
+            Configs written before this field load as 0.
     """
 
     batch_size: int = _field(20, "rows of the training stream read in parallel",
@@ -268,6 +272,9 @@ class TrainingConfig(_Config):
     seed: int = _field(
         0, "seed of the weights, dropout, windows and corpus split",
         "non_negative_int")
+    warmup_steps: int = _field(
+        0, "linear learning-rate warm-up over this many optimizer steps "
+        "(0: none)", "non_negative_int")
 
     @property
     def optimizer_learning_rate(self):

@@ -1,0 +1,139 @@
+"""What the fair LSTM-vs-ON-LSTM search needs: the learning-rate warm-up
+(`TrainingConfig.warmup_steps`)."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from on_lstm_keras import workflow
+from on_lstm_keras.config import ModelConfig
+from on_lstm_keras.config import TrainingConfig
+from on_lstm_keras.models import ONLSTMLanguageModel
+from on_lstm_keras.models.schedules import LinearWarmup
+from on_lstm_keras.models.training import compile_language_model
+from on_lstm_keras.models.training import make_optimizer
+from on_lstm_keras.models.training import train_language_model
+
+
+def np_(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+# -- the warm-up ----------------------------------------------------------
+
+@pytest.mark.backend
+def test_warmup_rises_linearly_then_stays():
+    schedule = LinearWarmup(2e-3, warmup_steps=500)
+    # lr * min(1, (step + 1) / 500), by hand.
+    want = {0: 4e-6, 1: 8e-6, 249: 1e-3, 498: 1.996e-3, 499: 2e-3,
+            500: 2e-3, 10_000: 2e-3}
+    for step, value in want.items():
+        assert float(np_(schedule(step))) == pytest.approx(value, rel=1e-6), step
+    one = LinearWarmup(0.5, warmup_steps=1)  # a warm-up of one step: none
+    assert [float(np_(one(s))) for s in (0, 1, 7)] == [0.5, 0.5, 0.5]
+
+
+def test_warmup_checks_its_arguments():
+    with pytest.raises(ValueError, match=r"`warmup_steps` must be a positive "
+                                         r"integer, received: warmup_steps=0"):
+        LinearWarmup(0.1, 0)
+    with pytest.raises(ValueError, match=r"`learning_rate` must be a finite "
+                                         r"number > 0, received: learning_rate=-1"):
+        LinearWarmup(-1, 10)
+    with pytest.raises(ValueError, match=r"`warmup_steps` must be a "
+                                         r"non-negative integer, received: "
+                                         r"warmup_steps=-5"):
+        make_optimizer("adam", 1e-3, warmup_steps=-5)
+
+
+@pytest.mark.backend
+def test_warmup_config_round_trip_and_the_optimizers_rate():
+    schedule = LinearWarmup(4e-3, warmup_steps=10)
+    assert schedule.get_config() == {"learning_rate": 4e-3, "warmup_steps": 10}
+    again = keras.optimizers.schedules.deserialize(
+        json.loads(json.dumps(keras.optimizers.schedules.serialize(schedule))))
+    assert isinstance(again, LinearWarmup)
+    assert again.get_config() == schedule.get_config()
+
+    optimizer = make_optimizer("adam", 4e-3, clipnorm=0.25, warmup_steps=10)
+    assert isinstance(optimizer.get_config()["learning_rate"], dict)
+    copy = keras.optimizers.Adam.from_config(
+        json.loads(json.dumps(optimizer.get_config())))
+    assert copy.get_config() == optimizer.get_config()
+    # The rate follows the optimizer's step count.
+    optimizer.iterations.assign(4)
+    assert float(np_(optimizer.learning_rate)) == pytest.approx(2e-3)
+    # No warm-up: a plain rate, as before.
+    plain = make_optimizer("adam", 4e-3, warmup_steps=0)
+    assert plain.get_config()["learning_rate"] == pytest.approx(4e-3)
+
+
+def pattern_stream(n_sentences, seed=0):
+    """A toy language: 'a b c' or 'a d e' sentences, words 3..7."""
+    rng = np.random.default_rng(seed)
+    ids = []
+    for _ in range(n_sentences):
+        ids += [3, 4, 5] if rng.random() < 0.5 else [3, 6, 7]
+        ids.append(2)  # <eos>
+    return ids
+
+
+def test_a_resumed_run_continues_the_warmup(tmp_path):
+    """Epoch 1 of 2 ends mid warm-up (10 steps an epoch, warm-up 15); the
+    run resumed from its checkpoint goes on from step 10 of the schedule,
+    not from step 0."""
+    ids, valid = pattern_stream(100), pattern_stream(20, seed=1)
+
+    class Rates(keras.callbacks.Callback):
+        """The rate each optimizer step uses."""
+
+        def __init__(self):
+            super().__init__()
+            self.rates = []
+
+        def on_train_batch_begin(self, batch, logs=None):
+            self.rates.append(float(np_(self.model.optimizer.learning_rate)))
+
+    def run(epochs, resume=False):
+        keras.utils.set_random_seed(0)
+        model = ONLSTMLanguageModel(8, embedding_size=8, hidden_size=8,
+                                    num_layers=1, chunk_size=4, seed=3,
+                                    stateful=True)
+        compile_language_model(model, make_optimizer(
+            "adam", 0.05, warmup_steps=15))
+        rates = Rates()
+        train_language_model(model, ids, valid, str(tmp_path), batch_size=4,
+                             bptt=10, epochs=epochs, eval_batch_size=2,
+                             resume=resume, verbose=0, callbacks=[rates])
+        return model, rates.rates
+
+    first, rates = run(1)
+    want = [0.05 * min(1, (step + 1) / 15) for step in range(20)]
+    assert rates == pytest.approx(want[:10])
+    assert int(np_(first.optimizer.iterations)) == 10
+    resumed, rates = run(2, resume=True)
+    assert rates == pytest.approx(want[10:])  # 11/15 of the rate, ...
+    assert int(np_(resumed.optimizer.iterations)) == 20
+
+
+def test_resuming_with_a_new_rate_and_a_warmup_needs_no_callback(tmp_path):
+    # The rate of a warm-up run is a schedule made from the config (a
+    # LearningRateScheduler could not set it); without a warm-up the new
+    # rate still comes from the callback.
+    corpus = workflow.Corpus([["a", "b"]] * 4, [["a"]], [["b"]],
+                             tokenizer={"name": "whitespace",
+                                        "lowercase": False},
+                             source="tiny", settings={})
+    vocab = workflow.Vocabulary.build(corpus.train)
+    for warmup, callbacks in ((100, 0), (0, 1)):
+        directory = str(tmp_path / str(warmup))
+        training = TrainingConfig(optimizer="adam", warmup_steps=warmup)
+        workflow.record_run(directory, corpus, vocab, ModelConfig(), training)
+        _, new = workflow.resume_configs(directory, {"learning_rate": 1e-4})
+        assert new.warmup_steps == warmup
+        assert len(workflow.prepare_resume(directory, new)) == callbacks
+    with pytest.raises(ValueError, match="`warmup_steps` cannot change when "
+                                         "a run is resumed"):
+        workflow.resume_configs(directory, {"warmup_steps": 5})
