@@ -195,6 +195,7 @@ def new_model(m):
         weight_drop=m.weight_drop,
         tie_weights=m.tie_weights,
         direction=m.direction,
+        initializer=m.initializer,
         stateful=True,
         seed=t.seed,
     )

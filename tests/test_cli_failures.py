@@ -324,6 +324,21 @@ def test_the_warmup_flag_reaches_the_config():
     assert "--warmup-steps WARMUP_STEPS" in train_subparser().format_help()
 
 
+def test_the_initializer_flag_is_checked_and_reaches_the_config(tmp_path,
+                                                                capsys):
+    output = tmp_path / "out"
+    assert exit_code(["train", "--output", str(output),
+                      "--initializer", "torch"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --initializer: invalid choice: 'torch'" in err
+    assert not output.exists()
+    parse = cli.build_parser().parse_args
+    model, _ = cli.configs_from_args(parse(["train", "--initializer", "uniform"]))
+    assert model == dataclasses.replace(config.PRESETS["small"][0],
+                                        initializer="uniform")
+    assert "--initializer {keras,uniform}" in train_subparser().format_help()
+
+
 def test_flag_combinations_and_a_bad_corpus_write_nothing(trained, tmp_path, capsys):
     corpus, _ = trained
     output = tmp_path / "out"

@@ -89,6 +89,8 @@ def test_unknown_keys_are_named(cls, data, message):
      "`warmup_steps` must be a non-negative integer, received: warmup_steps=-1"),
     (TrainingConfig, "warmup_steps", 2.5,
      "`warmup_steps` must be a non-negative integer, received: warmup_steps=2.5"),
+    (ModelConfig, "initializer", "glorot",
+     "`initializer` must be one of 'keras', 'uniform', received: initializer='glorot'"),
 ])
 def test_a_bad_field_is_named_with_its_value(cls, field, value, message):
     with pytest.raises(ValueError) as error:
@@ -144,7 +146,7 @@ OLD_DEFAULTS = dict(
     clipnorm=0.25, weight_decay=1.2e-6, eval_batch_size=10,
     variable_length=False, min_count=1, max_vocab=None, seed=0,
     # added since, with the values that keep the old behaviour
-    warmup_steps=0,
+    initializer="keras", warmup_steps=0,
 )
 
 
@@ -168,7 +170,7 @@ def test_an_old_run_json_is_read_with_its_layer_kind():
     model, training = config.configs_of_run(OLD_RUN_JSON)
     assert model == dataclasses.replace(PRESETS["small"][0], recurrent="lstm")
     # Fields added since load with the values that reproduce the old run.
-    assert training.warmup_steps == 0
+    assert (model.initializer, training.warmup_steps) == ("keras", 0)
     # The old run was of the small preset when it trained 3 epochs.
     assert training == dataclasses.replace(PRESETS["small"][1], epochs=3)
     new = {"model": model.to_dict(), "training": training.to_dict()}

@@ -1,7 +1,13 @@
 """What the fair LSTM-vs-ON-LSTM search needs: the learning-rate warm-up
-(`TrainingConfig.warmup_steps`)."""
+(`TrainingConfig.warmup_steps`), the PyTorch-style uniform initialisation
+(`ModelConfig.initializer`), and the search script
+`benchmarks/lstm_search.py` itself, end to end at a tiny scale."""
 
+import csv
+import dataclasses
+import importlib.util
 import json
+import os
 
 import keras
 import numpy as np
@@ -11,6 +17,7 @@ from on_lstm_keras import workflow
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.models import ONLSTMLanguageModel
+from on_lstm_keras.models import language_model
 from on_lstm_keras.models.schedules import LinearWarmup
 from on_lstm_keras.models.training import compile_language_model
 from on_lstm_keras.models.training import make_optimizer
@@ -137,3 +144,85 @@ def test_resuming_with_a_new_rate_and_a_warmup_needs_no_callback(tmp_path):
     with pytest.raises(ValueError, match="`warmup_steps` cannot change when "
                                          "a run is resumed"):
         workflow.resume_configs(directory, {"warmup_steps": 5})
+
+
+# -- the initialisation ---------------------------------------------------
+
+SIZES = dict(embedding_size=32, hidden_size=4, num_layers=2, chunk_size=2,
+             tie_weights=False)
+
+
+def built(initializer, recurrent="onlstm", seed=0, **sizes):
+    keras.utils.set_random_seed(seed)
+    model = ONLSTMLanguageModel(20, **{**SIZES, **sizes}, recurrent=recurrent,
+                                initializer=initializer, seed=seed)
+    return model.build_for(2)
+
+
+@pytest.mark.backend
+@pytest.mark.parametrize("recurrent", ["onlstm", "lstm"])
+def test_uniform_draws_every_recurrent_weight_within_one_over_sqrt_units(
+        recurrent):
+    model = built("uniform", recurrent)
+    for layer in model.rnn_layers:
+        bound = 1 / np.sqrt(layer.units)  # 0.5 for 4 units
+        cell = layer.cell
+        for weight in (cell.kernel, cell.recurrent_kernel, cell.bias):
+            values = np_(weight)
+            assert np.abs(values).max() <= bound + 1e-7, weight.path
+            # Spread over the whole interval: not Glorot's (whose bound
+            # is sqrt(6 / (32 + 20)) = 0.34 for the first kernel), not
+            # orthogonal, and no forget-gate bias of 1.
+            assert np.abs(values).max() > 0.8 * bound, weight.path
+            assert np.abs(values).mean() == pytest.approx(bound / 2, rel=0.35)
+    first = np_(model.rnn_layers[0].cell.kernel)
+    assert np.abs(first).max() > np.sqrt(6 / (32 + first.shape[1]))
+    assert not layer.cell.unit_forget_bias
+    # The embedding is drawn as with the default.
+    assert np.abs(np_(model.embedding.embeddings)).max() <= 0.1
+    config = model.get_config()
+    assert config["initializer"] == "uniform"
+    assert ONLSTMLanguageModel.from_config(config).initializer == "uniform"
+
+
+@pytest.mark.backend
+def test_the_default_initialisation_is_unchanged(monkeypatch):
+    """`"keras"` draws, seed for seed, the weights of `ONLSTM` layers made
+    with Keras' LSTM initializers written out, as the model made them
+    before the choice existed."""
+    default = built("keras")
+    layer = default.rnn_layers[0]
+    assert type(layer.kernel_initializer).__name__ == "GlorotUniform"
+    assert type(layer.recurrent_initializer).__name__ == "Orthogonal"
+    assert type(layer.bias_initializer).__name__ == "Zeros"
+    assert layer.unit_forget_bias
+    bias = np_(layer.cell.bias)
+    assert (bias[4:8] == 1).all() and (bias[:4] == 0).all() and (bias[8:] == 0).all()
+
+    made = language_model.ONLSTM
+
+    def explicit(*args, **kwargs):
+        assert not {"kernel_initializer", "recurrent_initializer",
+                    "bias_initializer", "unit_forget_bias"} & set(kwargs)
+        return made(*args, kernel_initializer="glorot_uniform",
+                    recurrent_initializer="orthogonal",
+                    bias_initializer="zeros", unit_forget_bias=True, **kwargs)
+
+    monkeypatch.setattr(language_model, "ONLSTM", explicit)
+    reference = built("keras")
+    for a, b in zip(default.weights, reference.weights):
+        np.testing.assert_array_equal(np_(a), np_(b), err_msg=a.path)
+    monkeypatch.undo()
+    uniform = built("uniform")
+    assert not np.array_equal(np_(uniform.rnn_layers[0].cell.kernel),
+                              np_(default.rnn_layers[0].cell.kernel))
+
+
+def test_recurrent_initializers_checks_its_arguments():
+    with pytest.raises(ValueError, match="`initializer` must be one of "
+                                         "'keras', 'uniform', received: "
+                                         "initializer='torch'"):
+        language_model.recurrent_initializers("torch", 8)
+    assert language_model.recurrent_initializers("keras", 8) == {}
+    config = dataclasses.replace(ModelConfig(), initializer="uniform")
+    assert ModelConfig.from_dict(config.to_dict()) == config
