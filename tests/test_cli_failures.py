@@ -305,10 +305,13 @@ def test_bad_flags_are_named_and_nothing_is_written(trained, tmp_path, capsys,
 @pytest.mark.parametrize("flags, message", [
     (["--warmup-steps", "-1"],
      "argument --warmup-steps: must be an integer >= 0, received -1"),
+    (["--weight-decay", "-1"],
+     "argument --weight-decay: must be a finite number >= 0, received '-1'"),
     (["--warmup-steps", "1e3"],
      "argument --warmup-steps: must be an integer, received '1e3'"),
 ])
-def test_a_bad_warmup_flag_is_named(tmp_path, capsys, flags, message):
+def test_a_bad_flag_is_named_before_the_corpus_is_read(tmp_path, capsys,
+                                                       flags, message):
     output = tmp_path / "out"
     assert exit_code(["train", "--output", str(output), *flags]) == 2
     err = capsys.readouterr().err
