@@ -1,13 +1,11 @@
 """What the fair LSTM-vs-ON-LSTM search needs: the learning-rate warm-up
 (`TrainingConfig.warmup_steps`), the PyTorch-style uniform initialisation
-(`ModelConfig.initializer`), and the search script
-`benchmarks/lstm_search.py` itself, end to end at a tiny scale."""
+(`ModelConfig.initializer`) and the diagnosis of a model that does not
+learn (`models.diagnostics`)."""
 
-import csv
 import dataclasses
-import importlib.util
 import json
-import os
+import math
 
 import keras
 import numpy as np
@@ -17,6 +15,7 @@ from on_lstm_keras import workflow
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.models import ONLSTMLanguageModel
+from on_lstm_keras.models import diagnostics
 from on_lstm_keras.models import language_model
 from on_lstm_keras.models.schedules import LinearWarmup
 from on_lstm_keras.models.training import compile_language_model
@@ -226,3 +225,58 @@ def test_recurrent_initializers_checks_its_arguments():
     assert language_model.recurrent_initializers("keras", 8) == {}
     config = dataclasses.replace(ModelConfig(), initializer="uniform")
     assert ModelConfig.from_dict(config.to_dict()) == config
+
+
+# -- the diagnosis --------------------------------------------------------
+
+@pytest.mark.backend
+@pytest.mark.parametrize("recurrent", ["onlstm", "lstm"])
+def test_the_recomputed_gates_give_back_the_layers_output(recurrent):
+    """The diagnosis's gates, put through the cell's update by hand, give
+    the layer's own output sequence: they are the gates it used."""
+    model = built("uniform", recurrent, hidden_size=8, chunk_size=4,
+                  num_layers=1, embedding_size=6)
+    layer = model.rnn_layers[0]
+    x = np.random.default_rng(0).integers(1, 20, (3, 7)).astype("int32")
+    inputs = model.embedding(x)
+    outputs = layer(inputs)[0]
+    gates = diagnostics.gate_activations(layer.cell, inputs, outputs)
+    chunk = layer.chunk_size
+    mf = np.repeat(gates["master_forget"], chunk, axis=-1)
+    mi = np.repeat(gates["master_input"], chunk, axis=-1)
+    if recurrent == "lstm":  # both master gates are constantly 1
+        np.testing.assert_allclose(mf, 1, atol=1e-6)
+        np.testing.assert_allclose(mi, 1, atol=1e-6)
+    c = np.zeros((3, 8), "float32")
+    for t in range(7):
+        overlap = mf[:, t] * mi[:, t]
+        lstm = gates["forget"][:, t] * c + gates["input"][:, t] * gates["candidate"][:, t]
+        c = (overlap * lstm + (mf[:, t] - overlap) * c
+             + (mi[:, t] - overlap) * gates["candidate"][:, t])
+        h = gates["output"][:, t] * np.tanh(c)
+        np.testing.assert_allclose(h, np_(outputs)[:, t], atol=1e-5)
+
+    saturation = diagnostics.gate_saturation(model, [(x, x, None)])
+    row = saturation[layer.name]
+    assert set(row) == {"forget", "input", "output", "candidate",
+                        "master_forget", "master_input"}
+    assert row["forget"]["mean"] == pytest.approx(gates["forget"].mean(),
+                                                  rel=1e-5)
+    assert 0 <= row["forget"]["below"] <= 1 and 0 <= row["output"]["above"] <= 1
+    with pytest.raises(ValueError, match=r"0 < low < high < 1, received: "
+                                         r"low=0\.5, high=0\.4"):
+        diagnostics.gate_saturation(model, [(x, x, None)], low=0.5, high=0.4)
+
+
+@pytest.mark.backend
+def test_gradient_norms_cover_every_part_of_the_model():
+    model = built("keras", "lstm", hidden_size=8, chunk_size=4, num_layers=2,
+                  embedding_size=6)
+    x = np.random.default_rng(0).integers(1, 20, (2, 5)).astype("int32")
+    norms = diagnostics.gradient_norms(model, [(x, x, np.ones((2, 5), "float32"))])
+    assert list(norms) == ["embedding", "lstm_0", "lstm_1", "softmax"]
+    assert all(v["gradient_norm"] > 0 and v["weight_norm"] > 0
+               for v in norms.values())
+    total = sum(float((np_(w).astype("float64") ** 2).sum())
+                for w in model.trainable_weights)
+    assert sum(v["weight_norm"] ** 2 for v in norms.values()) == pytest.approx(total)
