@@ -1,11 +1,15 @@
 """What the fair LSTM-vs-ON-LSTM search needs: the learning-rate warm-up
 (`TrainingConfig.warmup_steps`), the PyTorch-style uniform initialisation
-(`ModelConfig.initializer`) and the diagnosis of a model that does not
-learn (`models.diagnostics`)."""
+(`ModelConfig.initializer`), the diagnosis of a model that does not learn
+(`models.diagnostics`), and the search script `benchmarks/lstm_search.py`
+itself, end to end at a tiny scale."""
 
+import csv
 import dataclasses
+import importlib.util
 import json
 import math
+import os
 
 import keras
 import numpy as np
@@ -280,3 +284,167 @@ def test_gradient_norms_cover_every_part_of_the_model():
     total = sum(float((np_(w).astype("float64") ** 2).sum())
                 for w in model.trainable_weights)
     assert sum(v["weight_norm"] ** 2 for v in norms.values()) == pytest.approx(total)
+
+
+# -- the search script ----------------------------------------------------
+
+_PATH = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks",
+                     "lstm_search.py")
+
+
+@pytest.fixture(scope="module")
+def search():
+    spec = importlib.util.spec_from_file_location("lstm_search", _PATH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def write_corpus(path):
+    """60 short English sentences, one a line."""
+    rng = np.random.default_rng(0)
+    subjects = ["the cat", "a dog", "my friend", "the teacher"]
+    verbs = ["sees", "likes", "takes"]
+    objects = ["the ball", "a book", "some food"]
+    lines = [f"{rng.choice(subjects)} {rng.choice(verbs)} {rng.choice(objects)} ."
+             for _ in range(60)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def tiny_flags(corpus, output, *more):
+    return ["--language", "en", "--corpus", str(corpus), "--output",
+            str(output), "--lrs", "0.01", "--initializers", "uniform",
+            "--warmups", "2", "--budget-steps", "3", "--eval-every", "2",
+            "--eval-tokens", "40", "--embedding-size", "8", "--hidden-size",
+            "8", "--layers", "1", "--chunk-size", "4", "--batch-size", "2",
+            "--bptt", "5", "--eval-batch-size", "2", "--min-count", "1",
+            "--quiet", *more]
+
+
+def exit_code(search, argv):
+    try:
+        return search.main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--lrs", "1e-3,x"], "argument --lrs: must be comma-separated numbers "
+                          "> 0, received '1e-3,x' ('x' must be a number"),
+    (["--lrs", "1e-3,0.001"], "argument --lrs: must not repeat a value, "
+                              "received '1e-3,0.001'"),
+    (["--cells", "lstm,gru"], "argument --cells: must be comma-separated "
+                              "cells: onlstm, lstm, received 'lstm,gru' "
+                              "('gru' is not one of onlstm, lstm)"),
+    (["--initializers", "keras,he"], "received 'keras,he' ('he' is not one "
+                                     "of keras, uniform)"),
+    (["--warmups", "0,-5"], "argument --warmups: must be comma-separated "
+                            "integers >= 0, received '0,-5'"),
+    (["--budget-seconds", "-1"], "argument --budget-seconds: must be a "
+                                 "finite number >= 0, received '-1'"),
+    (["--budget-seconds", "0"], "--budget-seconds 0 and --budget-steps 0: a "
+                                "trial needs a budget"),
+    (["--eval-tokens", "1"], "argument --eval-tokens: must be an integer >= "
+                             "2, received 1"),
+    (["--chunk-size", "3"], "--chunk-size 3 must divide --hidden-size 256"),
+    (["--lr", "0.1"], "--lr 0.1: the search sets it from --lrs"),
+    (["--warmup-steps", "5"], "--warmup-steps 5: the search sets it from "
+                              "--warmups"),
+    (["--epochs", "2"], "--epochs 2: the search sets it from --budget-seconds"),
+])
+def test_a_bad_flag_is_named_before_anything_is_written(search, tmp_path,
+                                                       capsys, flags, message):
+    output = tmp_path / "out"
+    assert exit_code(search, ["--output", str(output), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: lstm_search.py") and message in err, err
+    assert not output.exists()
+
+
+def test_the_grid_interleaves_the_cells_and_takes_the_presets_configs(search):
+    args = search.parse_args(["--lrs", "1e-3,2e-3", "--warmups", "0",
+                              "--hidden-size", "64"])
+    assert search.grid_of(args) == [
+        ("onlstm", 1e-3, "keras", 0), ("lstm", 1e-3, "keras", 0),
+        ("onlstm", 1e-3, "uniform", 0), ("lstm", 1e-3, "uniform", 0),
+        ("onlstm", 2e-3, "keras", 0), ("lstm", 2e-3, "keras", 0),
+        ("onlstm", 2e-3, "uniform", 0), ("lstm", 2e-3, "uniform", 0)]
+    model, training = search.config.PRESETS["small"]
+    assert args.model_config == dataclasses.replace(model, hidden_size=64)
+    assert args.training_config == training
+    assert search.parse_args(["--corpus", "ptb"]).language == "en"
+
+
+def test_equal_time_takes_each_trials_last_measurement(search):
+    def rows(cell, lr, points):
+        return [dict(cell=cell, lr=lr, initializer="keras", warmup=0,
+                     seconds=s, steps=k, val_ppl=p)
+                for k, (s, p) in enumerate(points)]
+
+    def trial(cell, lr, seconds, best, diverged=False):
+        return dict(cell=cell, lr=lr, initializer="keras", warmup=0,
+                    seconds=seconds, best_val_ppl=best, diverged=diverged)
+
+    measured = (rows("lstm", 1.0, [(0, 900), (5, 800), (10, 700)])
+                + rows("lstm", 2.0, [(0, 900), (4, 600), (12, 650)])
+                + rows("lstm", 3.0, [(0, 900), (1, math.inf)])
+                + rows("onlstm", 1.0, [(0, 900), (6, 300), (11, 200)]))
+    trials = [trial("lstm", 1.0, 10, 700), trial("lstm", 2.0, 12, 600),
+              trial("lstm", 3.0, 1, 900, diverged=True),
+              trial("onlstm", 1.0, 11, 200)]
+    summary = search.summarise(trials, measured)
+    assert summary["best"]["lstm"]["lr"] == 2.0
+    # The shortest trial that did not diverge trained 10 s.
+    assert summary["at_equal_time"] == [
+        {"seconds": 2.5, "lstm": 900, "lstm_best_trial": 900,
+         "onlstm": 900, "onlstm_best_trial": 900},
+        {"seconds": 5.0, "lstm": 600, "lstm_best_trial": 600,
+         "onlstm": 900, "onlstm_best_trial": 900},
+        {"seconds": 7.5, "lstm": 600, "lstm_best_trial": 600,
+         "onlstm": 300, "onlstm_best_trial": 300},
+        {"seconds": 10.0, "lstm": 600, "lstm_best_trial": 600,
+         "onlstm": 300, "onlstm_best_trial": 300}]
+
+
+def test_the_search_end_to_end(search, tmp_path, capsys):
+    corpus = write_corpus(tmp_path / "corpus.txt")
+    output = tmp_path / "out"
+    assert search.main(tiny_flags(corpus, output)) == 0
+    out = capsys.readouterr().out
+    assert "best lstm: lstm lr 0.01 uniform warmup 2" in out
+    assert sorted(os.listdir(output)) == [
+        "best-lstm.npz", "best-onlstm.npz", "curves.png", "summary.json",
+        "trials.csv"]
+    with open(output / "trials.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        assert tuple(reader.fieldnames) == search.COLUMNS
+        rows = list(reader)
+    # Measured at the start, at step 2 and at the end of the budget.
+    assert [(r["cell"], r["steps"]) for r in rows] == [
+        ("onlstm", "0"), ("onlstm", "2"), ("onlstm", "3"),
+        ("lstm", "0"), ("lstm", "2"), ("lstm", "3")]
+    assert {(r["lr"], r["initializer"], r["warmup"]) for r in rows} == {
+        ("0.01", "uniform", "2")}
+    assert all(float(r["val_ppl"]) > 1 and float(r["seconds"]) >= 0
+               for r in rows)
+    summary = json.loads((output / "summary.json").read_text())
+    assert sorted(summary["best"]) == ["lstm", "onlstm"]
+    assert [t["steps"] for t in summary["trials"]] == [3, 3]
+    assert len(summary["at_equal_time"]) == 4
+    assert summary["settings"]["budget_steps"] == 3
+    assert (output / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+    # Again into the same folder: refused, unless resumed; resumed with
+    # the same grid, nothing is left to run and nothing changes.
+    before = (output / "trials.csv").read_bytes()
+    assert search.main(tiny_flags(corpus, output)) == 2
+    assert "holds a search; pass --resume" in capsys.readouterr().err
+    assert search.main(tiny_flags(corpus, output, "--resume")) == 0
+    assert "0 trials to run, 2 kept" in capsys.readouterr().out
+    assert (output / "trials.csv").read_bytes() == before
+    assert search.main(tiny_flags(corpus, output, "--resume", "--bptt",
+                                  "4")) == 2
+    err = capsys.readouterr().err
+    assert "--resume: the search in" in err and "received: training=" in err
+    assert (output / "trials.csv").read_bytes() == before
