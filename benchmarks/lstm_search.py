@@ -29,11 +29,14 @@ the directory is locked while the search runs:
   one row per measurement of every finished trial;
 - `summary.json`: the settings, every finished trial (steps, seconds,
   best and final perplexity, whether it diverged), the best trial of each
-  cell (lowest perplexity measured), and each cell's best perplexity at
+  cell (lowest perplexity measured), each cell's best perplexity at
   equal training times (a quarter, half, three quarters and all of the
-  shortest trial's time, each trial at its last measurement by then);
+  shortest trial's time, each trial at its last measurement by then), and
+  the unigram perplexity of the validation slice (the training words'
+  frequencies, add-one smoothed): the plateau;
 - `curves.png`: validation perplexity against training seconds, the best
-  trial of each cell drawn bold, every other trial faint;
+  trial of each cell drawn bold, every other trial faint, the unigram
+  perplexity dashed;
 - `best-<cell>.npz`: the trained weights of each cell's best trial;
 - `diagnosis.json` with `--diagnose`.
 
@@ -350,10 +353,27 @@ def write_outputs(args, trials, rows):
     write_text(os.path.join(args.output, TRIALS_FILE), text.getvalue())
     summary = summarise(trials, rows)
     summary["settings"] = recorded_settings(args)
+    summary["unigram_val_ppl"] = round(args.unigram, 3)
     write_json(os.path.join(args.output, SUMMARY_FILE), summary)
     draw_curves(rows, summary["best"], os.path.join(args.output, CURVES_FILE),
-                title=f"{args.preset} preset, {args.corpus or args.language}")
+                title=f"{args.preset} preset, {args.corpus or args.language}",
+                unigram=args.unigram)
     return summary
+
+
+def unigram_perplexity(train_ids, valid_ids, vocab_size):
+    """The perplexity of the validation slice under the training stream's
+    word frequencies (add-one smoothed, `<pad>` left out): the plateau a
+    language model sits on while it predicts no more than how common each
+    word is."""
+    import numpy as np
+
+    counts = np.bincount(train_ids, minlength=vocab_size).astype("float64")
+    counts += 1.0
+    counts[0] = 0.0  # <pad> is never a target
+    with np.errstate(divide="ignore"):  # log 0 for <pad>, never read
+        logp = np.log(counts / counts.sum())
+    return float(np.exp(-logp[np.asarray(valid_ids[1:])].mean()))
 
 
 # -- the results ----------------------------------------------------------
@@ -414,9 +434,10 @@ def _number(value):
     return round(value, 3) if math.isfinite(value) else None
 
 
-def draw_curves(rows, best, path, title=None):
+def draw_curves(rows, best, path, title=None, unigram=None):
     """`curves.png`: perplexity against training seconds, every trial
-    faint, each cell's best trial bold."""
+    faint, each cell's best trial bold, the unigram perplexity (if given)
+    dashed."""
     from on_lstm_keras._atomic import replacing
     from on_lstm_keras._extras import require
 
@@ -440,6 +461,9 @@ def draw_curves(rows, best, path, title=None):
                     label=f"{trial_name(key)} (best {min(ys):.1f})")
         else:
             ax.plot(xs, ys, color=colour, lw=0.8, alpha=0.3)
+    if unigram is not None:
+        ax.axhline(unigram, color="0.3", lw=1, ls="--",
+                   label=f"unigram {unigram:.1f}")
     ax.set_yscale("log")
     # Plain numbers on the log axis: 10^k, and 2 and 5 times it.
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
@@ -449,7 +473,7 @@ def draw_curves(rows, best, path, title=None):
     ax.set_xlabel("training time (s)")
     ax.set_ylabel("validation perplexity")
     ax.set_title(title or "validation perplexity")
-    if tops:
+    if tops or unigram is not None:
         ax.legend(fontsize=7)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
@@ -471,6 +495,9 @@ def print_table(summary, file=None):
     for cell, t in summary["best"].items():
         print(f"best {cell}: {trial_name(key_of(t))}, perplexity "
               f"{_shown(t['best_val_ppl'])}", file=file)
+    if summary.get("unigram_val_ppl") is not None:
+        print(f"unigram perplexity of the validation slice: "
+              f"{summary['unigram_val_ppl']:.1f}", file=file)
     if summary["at_equal_time"]:
         cells = list(summary["best"])
         print("best perplexity at equal training time (any trial / the best "
@@ -674,6 +701,9 @@ def search(args):
     args.vocab_size = len(vocab)
     train_ids = vocab.encode_sentences(corpus.train)
     valid_ids = vocab.encode_sentences(corpus.valid)[:args.eval_tokens]
+    args.unigram = unigram_perplexity(train_ids, valid_ids, len(vocab))
+    print(f"Validation slice: {len(valid_ids):,} tokens, unigram perplexity "
+          f"{args.unigram:.1f}")
     done = {key_of(t) for t in trials}
     todo = [t for t in grid_of(args) if t not in done]
     print(f"{len(todo)} trials to run, {len(done)} kept; budget per trial: "

@@ -407,6 +407,14 @@ def test_equal_time_takes_each_trials_last_measurement(search):
          "onlstm": 300, "onlstm_best_trial": 300}]
 
 
+def test_the_unigram_plateau_by_hand(search):
+    # Training counts of ids 3, 4: 2, 1; add one to every id but <pad>:
+    # 1, 1, 3, 2 out of 7. The validation slice predicts its second token.
+    assert search.unigram_perplexity([3, 3, 4], [3, 4], 5) == pytest.approx(3.5)
+    assert search.unigram_perplexity([3, 3, 4], [4, 3, 1], 5) == pytest.approx(
+        math.sqrt(7 / 3 * 7))
+
+
 def test_the_search_end_to_end(search, tmp_path, capsys):
     corpus = write_corpus(tmp_path / "corpus.txt")
     output = tmp_path / "out"
@@ -433,6 +441,7 @@ def test_the_search_end_to_end(search, tmp_path, capsys):
     assert [t["steps"] for t in summary["trials"]] == [3, 3]
     assert len(summary["at_equal_time"]) == 4
     assert summary["settings"]["budget_steps"] == 3
+    assert summary["unigram_val_ppl"] > 1
     assert (output / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
     # Again into the same folder: refused, unless resumed; resumed with
