@@ -31,8 +31,9 @@ the directory is locked while the search runs:
   best and final perplexity, whether it diverged), the best trial of each
   cell (lowest perplexity measured), each cell's best perplexity at
   equal training times (a quarter, half, three quarters and all of the
-  shortest trial's time, each trial at its last measurement by then), and
-  the unigram perplexity of the validation slice (the training words'
+  time budget, or of the shortest trial's time if some trial stopped
+  earlier, each trial with its lowest measurement by then), and the
+  unigram perplexity of the validation slice (the training words'
   frequencies, add-one smoothed): the plateau;
 - `curves.png`: validation perplexity against training seconds, the best
   trial of each cell drawn bold, every other trial faint, the unigram
@@ -351,7 +352,7 @@ def write_outputs(args, trials, rows):
     writer.writeheader()
     writer.writerows({k: row[k] for k in COLUMNS} for row in rows)
     write_text(os.path.join(args.output, TRIALS_FILE), text.getvalue())
-    summary = summarise(trials, rows)
+    summary = summarise(trials, rows, args.budget_seconds)
     summary["settings"] = recorded_settings(args)
     summary["unigram_val_ppl"] = round(args.unigram, 3)
     write_json(os.path.join(args.output, SUMMARY_FILE), summary)
@@ -387,19 +388,23 @@ def curves_of(rows):
     return curves
 
 
-def at_time(curve, seconds):
-    """The perplexity a trial had at `seconds` of training: its last
-    measurement by then."""
-    value = math.inf
-    for when, _, ppl in curve:
-        if when <= seconds + 1e-9:
-            value = ppl
-    return value
+def at_time(curve, seconds=math.inf):
+    """The best perplexity a trial had by `seconds` of training: the
+    lowest of its measurements by then (what keeping the best model
+    gives)."""
+    return min((ppl for when, _, ppl in curve if when <= seconds + 1e-9),
+               default=math.inf)
 
 
-def summarise(trials, rows):
+def summarise(trials, rows, budget_seconds=0.0):
     """The best trial of each cell and each cell's best perplexity at equal
-    training times (see the module's docstring)."""
+    training times: a quarter, a half, three quarters and all of the
+    common training time, each trial with its lowest perplexity measured
+    by then. When every trial (but those that diverged) ran out of the
+    time budget, that budget is the common time, and at its end each
+    trial counts with all its measurements (the last one is taken when it
+    runs out, less than a step past the budget); else the common time is
+    the shortest trial's."""
     curves = curves_of(rows)
     best = {}
     for trial in trials:
@@ -408,17 +413,26 @@ def summarise(trials, rows):
             best[cell] = trial
     lasted = [t["seconds"] for t in trials if not t["diverged"]]
     common = min(lasted) if lasted else 0.0
+    timed_out = bool(budget_seconds and lasted and common >= budget_seconds)
+    if timed_out:
+        common = budget_seconds
     equal = []
     if common > 0:
         for quarter in (1, 2, 3, 4):
             seconds = common * quarter / 4
+            end = timed_out and quarter == 4
+
+            def value(trial):
+                curve = curves[key_of(trial)]
+                if end and not trial["diverged"]:
+                    return at_time(curve)
+                return at_time(curve, seconds)
+
             point = {"seconds": round(seconds, 2)}
             for cell, top in best.items():
                 mine = [t for t in trials if t["cell"] == cell]
-                values = [at_time(curves[key_of(t)], seconds) for t in mine]
-                point[cell] = _number(min(values))
-                point[f"{cell}_best_trial"] = _number(
-                    at_time(curves[key_of(top)], seconds))
+                point[cell] = _number(min(value(t) for t in mine))
+                point[f"{cell}_best_trial"] = _number(value(top))
             equal.append(point)
     return {"trials": trials, "best": best, "at_equal_time": equal}
 

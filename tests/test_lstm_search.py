@@ -376,7 +376,7 @@ def test_the_grid_interleaves_the_cells_and_takes_the_presets_configs(search):
     assert search.parse_args(["--corpus", "ptb"]).language == "en"
 
 
-def test_equal_time_takes_each_trials_last_measurement(search):
+def test_equal_time_takes_each_trials_best_so_far(search):
     def rows(cell, lr, points):
         return [dict(cell=cell, lr=lr, initializer="keras", warmup=0,
                      seconds=s, steps=k, val_ppl=p)
@@ -405,6 +405,14 @@ def test_equal_time_takes_each_trials_last_measurement(search):
          "onlstm": 300, "onlstm_best_trial": 300},
         {"seconds": 10.0, "lstm": 600, "lstm_best_trial": 600,
          "onlstm": 300, "onlstm_best_trial": 300}]
+    # With a time budget of 10 s that every trial ran out of, the common
+    # time is the budget, and at its end each trial has all its values.
+    summary = search.summarise(trials, measured, budget_seconds=10)
+    assert [p["seconds"] for p in summary["at_equal_time"]] == [2.5, 5, 7.5, 10]
+    assert summary["at_equal_time"][-1] == {
+        "seconds": 10.0, "lstm": 600, "lstm_best_trial": 600,
+        "onlstm": 200, "onlstm_best_trial": 200}
+    assert summary["at_equal_time"][1]["lstm"] == 600
 
 
 def test_the_unigram_plateau_by_hand(search):
