@@ -200,12 +200,14 @@ def new_model(m):
         weight_drop=m.weight_drop,
         tie_weights=m.tie_weights,
         direction=m.direction,
+        initializer=m.initializer,
         stateful=True,
         seed=t.seed,
     )
     model.build_for(t.batch_size)
     compile_language_model(model, make_optimizer(
-        t.optimizer, t.learning_rate, t.clipnorm, t.weight_decay))
+        t.optimizer, t.learning_rate, t.clipnorm, t.weight_decay,
+        t.warmup_steps))
     return model
 
 

@@ -35,6 +35,12 @@ RECURRENT_KINDS = ("onlstm", "lstm")
 # by `parsing.model_parser`).
 MODEL_DIRECTIONS = ("forward", "backward")
 OPTIMIZERS = ("sgd", "adam")
+# How the recurrent layers' weights are drawn: "keras" is Keras' LSTM
+# default (Glorot-uniform kernels, orthogonal recurrent kernels, zero bias
+# with the forget gate's at 1); "uniform" is PyTorch's `nn.LSTM` default,
+# which AWD-LSTM's code gets: every kernel, recurrent kernel and bias from
+# U(-1/sqrt(units), 1/sqrt(units)).
+INITIALIZERS = ("keras", "uniform")
 # The learning rate an optimizer gets when `learning_rate` is `None`: the
 # paper's for SGD, and Adam's usual one for these models.
 DEFAULT_LEARNING_RATES = {"sgd": 30.0, "adam": 2e-3}
@@ -166,6 +172,12 @@ class ModelConfig(_Config):
             (left to right), or `"backward"` for a model trained on
             reversed sentences. Configs written before this field load as
             `"forward"`.
+        initializer: How the recurrent layers' weights are drawn
+            (`INITIALIZERS`): `"keras"` (Keras' LSTM defaults) or
+            `"uniform"` (PyTorch's `nn.LSTM` default,
+            U(-1/sqrt(units), 1/sqrt(units)) for every weight). Configs
+            written before this field load as `"keras"`, the weights they
+            were made with.
     """
 
     embedding_size: int = _field(400, "embedding size", "positive_int")
@@ -197,6 +209,10 @@ class ModelConfig(_Config):
     direction: str = _field(
         "forward", "reading direction: forward, or backward (a model of "
         "reversed sentences)", "choice", choices=MODEL_DIRECTIONS, cli=False)
+    initializer: str = _field(
+        "keras", "initial weights of the recurrent layers: keras (Glorot, "
+        "orthogonal, forget bias 1) or uniform (PyTorch's nn.LSTM: "
+        "U(+-1/sqrt(units)))", "choice", choices=INITIALIZERS)
 
     _OLD_NAMES = {"cell": "recurrent"}
 
@@ -238,6 +254,10 @@ class TrainingConfig(_Config):
             (`None`: no cap).
         seed: Seed of the weights, the dropout masks, the windows and the
             corpus split.
+        warmup_steps: Linear warm-up of the learning rate over this many
+            optimizer steps, from `learning_rate / warmup_steps` to
+            `learning_rate` (`models.schedules.LinearWarmup`); 0: none.
+            Configs written before this field load as 0.
     """
 
     batch_size: int = _field(20, "rows of the training stream read in parallel",
@@ -268,6 +288,9 @@ class TrainingConfig(_Config):
     seed: int = _field(
         0, "seed of the weights, dropout, windows and corpus split",
         "non_negative_int")
+    warmup_steps: int = _field(
+        0, "linear learning-rate warm-up over this many optimizer steps "
+        "(0: none)", "non_negative_int")
 
     @property
     def optimizer_learning_rate(self):

@@ -145,13 +145,18 @@ def prepare_resume(output_dir, training_config):
     Returns:
         A list of Keras callbacks: a `LearningRateScheduler` to the new
         learning rate if it changed (the checkpoint restores the old rate
-        with the optimizer's state), else none.
+        with the optimizer's state), else none. A run with a warm-up
+        (`warmup_steps` > 0) needs none: its rate is a schedule of the
+        optimizer's step count, made anew from `training_config`, and the
+        checkpoint restores only the step count, so the schedule continues
+        where it stopped, to the new rate.
     """
     import keras
 
     _, recorded = configs_of_run(read_run_info(output_dir))
     callbacks = []
-    if training_config.learning_rate != recorded.learning_rate:
+    if (training_config.learning_rate != recorded.learning_rate
+            and not training_config.warmup_steps):
         new_lr = float(training_config.optimizer_learning_rate)
         callbacks.append(keras.callbacks.LearningRateScheduler(
             lambda epoch, lr: new_lr))
@@ -340,6 +345,7 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
         compile_language_model(model, make_optimizer(
             training_cfg.optimizer, training_cfg.learning_rate,
             training_cfg.clipnorm, training_cfg.weight_decay,
+            training_cfg.warmup_steps,
         ))
         train_language_model(
             model, train_ids, valid_ids, output_dir,

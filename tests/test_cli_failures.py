@@ -302,6 +302,46 @@ def test_bad_flags_are_named_and_nothing_is_written(trained, tmp_path, capsys,
     assert not output.exists()
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--warmup-steps", "-1"],
+     "argument --warmup-steps: must be an integer >= 0, received -1"),
+    (["--weight-decay", "-1"],
+     "argument --weight-decay: must be a finite number >= 0, received '-1'"),
+    (["--warmup-steps", "1e3"],
+     "argument --warmup-steps: must be an integer, received '1e3'"),
+])
+def test_a_bad_flag_is_named_before_the_corpus_is_read(tmp_path, capsys,
+                                                       flags, message):
+    output = tmp_path / "out"
+    assert exit_code(["train", "--output", str(output), *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: on-lstm train") and message in err
+    assert not output.exists()
+
+
+def test_the_warmup_flag_reaches_the_config():
+    parse = cli.build_parser().parse_args
+    _, training = cli.configs_from_args(parse(["train", "--warmup-steps", "500"]))
+    assert training == dataclasses.replace(config.PRESETS["small"][1],
+                                           warmup_steps=500)
+    assert "--warmup-steps WARMUP_STEPS" in train_subparser().format_help()
+
+
+def test_the_initializer_flag_is_checked_and_reaches_the_config(tmp_path,
+                                                                capsys):
+    output = tmp_path / "out"
+    assert exit_code(["train", "--output", str(output),
+                      "--initializer", "torch"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --initializer: invalid choice: 'torch'" in err
+    assert not output.exists()
+    parse = cli.build_parser().parse_args
+    model, _ = cli.configs_from_args(parse(["train", "--initializer", "uniform"]))
+    assert model == dataclasses.replace(config.PRESETS["small"][0],
+                                        initializer="uniform")
+    assert "--initializer {keras,uniform}" in train_subparser().format_help()
+
+
 def test_flag_combinations_and_a_bad_corpus_write_nothing(trained, tmp_path, capsys):
     corpus, _ = trained
     output = tmp_path / "out"

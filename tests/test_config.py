@@ -85,6 +85,12 @@ def test_unknown_keys_are_named(cls, data, message):
     (TrainingConfig, "optimizer", "rmsprop", "`optimizer` must be one of 'sgd', 'adam'"),
     (TrainingConfig, "seed", -1, "`seed` must be a non-negative integer, received: seed=-1"),
     (TrainingConfig, "epochs", True, "`epochs` must be a positive integer, received: epochs=True"),
+    (TrainingConfig, "warmup_steps", -1,
+     "`warmup_steps` must be a non-negative integer, received: warmup_steps=-1"),
+    (TrainingConfig, "warmup_steps", 2.5,
+     "`warmup_steps` must be a non-negative integer, received: warmup_steps=2.5"),
+    (ModelConfig, "initializer", "glorot",
+     "`initializer` must be one of 'keras', 'uniform', received: initializer='glorot'"),
 ])
 def test_a_bad_field_is_named_with_its_value(cls, field, value, message):
     with pytest.raises(ValueError) as error:
@@ -139,6 +145,8 @@ OLD_DEFAULTS = dict(
     batch_size=20, bptt=70, epochs=1, optimizer="sgd", learning_rate=None,
     clipnorm=0.25, weight_decay=1.2e-6, eval_batch_size=10,
     variable_length=False, min_count=1, max_vocab=None, seed=0,
+    # added since, with the values that keep the old behaviour
+    initializer="keras", warmup_steps=0,
 )
 
 
@@ -161,6 +169,8 @@ def test_flat_settings_split_into_the_two_configs():
 def test_an_old_run_json_is_read_with_its_layer_kind():
     model, training = config.configs_of_run(OLD_RUN_JSON)
     assert model == dataclasses.replace(PRESETS["small"][0], recurrent="lstm")
+    # Fields added since load with the values that reproduce the old run.
+    assert (model.initializer, training.warmup_steps) == ("keras", 0)
     # The old run was of the small preset when it trained 3 epochs.
     assert training == dataclasses.replace(PRESETS["small"][1], epochs=3)
     new = {"model": model.to_dict(), "training": training.to_dict()}
@@ -182,7 +192,8 @@ def test_every_entry_point_takes_its_defaults_from_the_configs():
                                  skip=("stateful", "seed", "cell"))
     assert model_defaults == ModelConfig().to_dict()
     assert defaults_of(training.make_optimizer) == {
-        "name": "sgd", "learning_rate": None, "clipnorm": 0.25, "weight_decay": 1.2e-6}
+        "name": "sgd", "learning_rate": None, "clipnorm": 0.25,
+        "weight_decay": 1.2e-6, "warmup_steps": 0}
     fit_defaults = defaults_of(training.train_language_model,
                                skip=("optimizer", "resume", "verbose", "callbacks"))
     want = TrainingConfig().to_dict()

@@ -40,7 +40,8 @@ def float_in(low, high=math.inf, low_open=True, high_open=True):
               and (value > low if low_open else value >= low)
               and (value < high if high_open else value <= high))
         if not ok:
-            where = (f"> {low:g}" if high == math.inf else
+            where = (f"{'>' if low_open else '>='} {low:g}"
+                     if high == math.inf else
                      f"in {'(' if low_open else '['}{low:g}, {high:g}"
                      f"{')' if high_open else ']'}")
             raise argparse.ArgumentTypeError(

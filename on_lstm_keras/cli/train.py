@@ -69,11 +69,19 @@ def _argparse_type(field):
     return None
 
 
-def add_config_arguments(parser):
+def add_config_arguments(parser, skip=()):
     """One flag per field of `ModelConfig` and `TrainingConfig` (their
     types, choices and help), default `None`: a flag not given leaves the
-    preset's value (or, with `--resume`, the run's)."""
+    preset's value (or, with `--resume`, the run's).
+
+    Args:
+        parser: The `argparse` parser to add them to.
+        skip: Names of fields to leave out (a script that sets them in
+            its own way, e.g. a search over the learning rate).
+    """
     for field in _config_fields():
+        if field.name in skip:
+            continue
         meta = field.metadata
         options = dict(dest=field.name, default=None,
                        help=f"{meta['help']} {_default_text(field)}")

@@ -7,6 +7,7 @@ import keras
 from keras import ops
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras.config import INITIALIZERS
 from on_lstm_keras.config import RECURRENT_KINDS
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.layers import ONLSTM
@@ -14,6 +15,45 @@ from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.embedding import WordDropoutEmbedding
 
 CELLS = RECURRENT_KINDS  # the old name
+
+
+def recurrent_initializers(initializer, units):
+    """The initializer arguments of an `ONLSTM` layer of `units` units
+    for `ModelConfig.initializer`.
+
+    Args:
+        initializer: `"keras"` or `"uniform"` (`config.INITIALIZERS`).
+        units: The layer's units.
+
+    Returns:
+        A dict of `ONLSTM` keyword arguments: none for `"keras"` (the
+        layer's defaults, so that such a model draws exactly the weights
+        it drew before the choice existed); for `"uniform"`, PyTorch's
+        `nn.LSTM` default: `kernel_initializer`, `recurrent_initializer`
+        and `bias_initializer` all U(-1/sqrt(units), 1/sqrt(units)) and
+        `unit_forget_bias=False`. (`nn.LSTM` has two biases, each drawn so;
+        here there is one.)
+
+    Example:
+
+    >>> recurrent_initializers("keras", 16)
+    {}
+    >>> init = recurrent_initializers("uniform", 16)
+    >>> init["kernel_initializer"].minval, init["kernel_initializer"].maxval
+    (-0.25, 0.25)
+    """
+    initializer = check.choice("initializer", initializer, INITIALIZERS)
+    units = check.positive_int("units", units)
+    if initializer == "keras":
+        return {}
+    bound = 1.0 / units ** 0.5
+
+    def uniform():
+        return keras.initializers.RandomUniform(-bound, bound)
+
+    return dict(kernel_initializer=uniform(),
+                recurrent_initializer=uniform(),
+                bias_initializer=uniform(), unit_forget_bias=False)
 
 # Every default is `ModelConfig`'s (the paper's), written once there.
 _DEFAULT = ModelConfig()
@@ -76,6 +116,15 @@ class ONLSTMLanguageModel(keras.Model):
             as given; the parser (`parsing.model_parser`) reverses each
             sentence for a backward model and reads its distances back in
             input order.
+        initializer: How the recurrent layers' weights are drawn:
+            `"keras"` (default: `ONLSTM`'s own defaults, Keras' LSTM ones:
+            Glorot-uniform kernels, orthogonal recurrent kernels, zero
+            bias with the forget gate's at 1) or `"uniform"` (PyTorch's
+            `nn.LSTM` default, as AWD-LSTM gets it: every kernel, recurrent
+            kernel and bias from U(-1/sqrt(units), 1/sqrt(units)) of its
+            layer's `units`, no forget-gate offset); see
+            `recurrent_initializers`. The embedding and the softmax are
+            drawn the same way with either.
         stateful: Carry the recurrent state from batch to batch (truncated
             BPTT); needs a fixed batch size (build with `build_for`).
         seed: Random seed of every dropout.
@@ -114,6 +163,7 @@ class ONLSTMLanguageModel(keras.Model):
         weight_drop=_DEFAULT.weight_drop,
         tie_weights=_DEFAULT.tie_weights,
         direction=_DEFAULT.direction,
+        initializer=_DEFAULT.initializer,
         stateful=False,
         seed=None,
         cell=None,
@@ -137,6 +187,7 @@ class ONLSTMLanguageModel(keras.Model):
             output_dropout=output_dropout,
             embedding_dropout=embedding_dropout, weight_drop=weight_drop,
             tie_weights=bool(tie_weights), direction=direction,
+            initializer=initializer,
         )
         for name, value in self.model_config.to_dict().items():
             setattr(self, name, value)
@@ -188,6 +239,7 @@ class ONLSTMLanguageModel(keras.Model):
                     return_state=True,
                     seed=seeded(100 + k),
                     name=f"{self.recurrent}_{k}",
+                    **recurrent_initializers(self.initializer, size),
                 )
             )
         if self.tie_weights:
@@ -313,6 +365,7 @@ class ONLSTMLanguageModel(keras.Model):
             "weight_drop": self.weight_drop,
             "tie_weights": self.tie_weights,
             "direction": self.direction,
+            "initializer": self.initializer,
             "stateful": self.stateful,
             "seed": self.seed,
         }

@@ -37,6 +37,7 @@ from on_lstm_keras.models.metrics import Perplexity
 from on_lstm_keras.models.saving import MODEL_FILE
 from on_lstm_keras.models.saving import save_atomically
 from on_lstm_keras.models.saving import write_json
+from on_lstm_keras.models.schedules import LinearWarmup
 
 BACKUP_DIR = "checkpoint"
 CHECKPOINT_FILE = "training_metadata.json"
@@ -66,12 +67,24 @@ class TrainingDiverged(RuntimeError):
 
 def make_optimizer(name=_DEFAULT.optimizer, learning_rate=_DEFAULT.learning_rate,
                    clipnorm=_DEFAULT.clipnorm,
-                   weight_decay=_DEFAULT.weight_decay):
+                   weight_decay=_DEFAULT.weight_decay,
+                   warmup_steps=_DEFAULT.warmup_steps):
     """SGD (the paper: lr 30, clip 0.25, L2 1.2e-6) or Adam (lr 0.002).
 
     With plain SGD, Keras' decoupled `weight_decay` equals the paper's L2
     penalty. The defaults are `TrainingConfig`'s; `learning_rate=None`
     takes the optimizer's from `config.DEFAULT_LEARNING_RATES`.
+
+    Args:
+        name: `"sgd"` or `"adam"`.
+        learning_rate: The learning rate (after the warm-up, if any).
+        clipnorm: Gradient-norm clipping of each variable (`None`: none).
+        weight_decay: Decoupled weight decay (0 or `None`: none).
+        warmup_steps: With N > 0, the rate rises linearly over the first N
+            optimizer steps (`models.schedules.LinearWarmup`); the rate is
+            then a schedule of the optimizer's `iterations`, not a
+            variable, so it cannot be set afterwards (a resumed run gets
+            its new rate from a new optimizer). 0: a constant rate.
     """
     name = check.choice("optimizer", name, OPTIMIZERS)
     if learning_rate is None:
@@ -79,6 +92,8 @@ def make_optimizer(name=_DEFAULT.optimizer, learning_rate=_DEFAULT.learning_rate
     learning_rate = check.positive_float("learning_rate", learning_rate)
     if clipnorm is not None:
         clipnorm = check.positive_float("clipnorm", clipnorm)
+    if check.non_negative_int("warmup_steps", warmup_steps) > 0:
+        learning_rate = LinearWarmup(learning_rate, warmup_steps)
     if name == "sgd":
         return keras.optimizers.SGD(
             learning_rate, clipnorm=clipnorm, weight_decay=weight_decay or None
