@@ -7,6 +7,18 @@ import pytest
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[1]
 
+
+def load_benchmark(name):
+    """The module of the script `benchmarks/<name>.py`, loaded from its
+    file (the benchmarks are scripts, not a package)."""
+    import importlib.util
+
+    path = REPO_ROOT / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 # A script that test_distributed.py runs in its own process (it sets the
 # Keras backend from its command line), not a module to import.
 collect_ignore = ["distributed_check.py"]

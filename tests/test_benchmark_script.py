@@ -2,22 +2,17 @@
 prints, the CPU-time bookkeeping, and the parse workload (its timings are
 not tested)."""
 
-import importlib.util
 import os
 import time
 
 import pytest
 
-_PATH = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks",
-                     "bench_layer.py")
+from conftest import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_layer", _PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_layer")
 
 
 @pytest.mark.parametrize("argv, flag", [

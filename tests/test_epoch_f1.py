@@ -15,7 +15,7 @@ from on_lstm_keras.parsing.epoch_f1 import F1_CURVE_FIELDS
 from on_lstm_keras.parsing.epoch_f1 import EpochF1
 from on_lstm_keras.parsing.epoch_f1 import read_f1_curve
 from on_lstm_keras.parsing.runs import evaluate_settings
-from tests.test_ptb_directions import FILES
+from tests.test_ptb_directions import ptb_data  # noqa: F401 (a fixture)
 
 SENTENCES = [s.split() for s in (
     "the cat saw dogs", "dogs saw the cat", "the dog barked", "the cat sat",
@@ -33,15 +33,6 @@ def corpus():
     return Corpus(SENTENCES * 5, SENTENCES[:2], SENTENCES[2:4],
                   tokenizer={"name": "whitespace", "lowercase": True},
                   source="tiny", settings={"language": "en"})
-
-
-@pytest.fixture
-def ptb_sample(tmp_path):
-    combined = tmp_path / "nltk" / "corpora" / "treebank" / "combined"
-    combined.mkdir(parents=True)
-    for name, text in FILES.items():
-        (combined / name).write_text(text + "\n")
-    return tmp_path / "nltk"
 
 
 def test_read_f1_curve_types_the_numbers_and_reports_a_bad_file(tmp_path):
@@ -75,10 +66,10 @@ def test_bad_arguments_are_named():
         EpochF1("run", "ptb", tree_rule="greedy")
 
 
-def test_the_log_scores_the_trained_weights_and_resumes(ptb_sample, tmp_path,
+def test_the_log_scores_the_trained_weights_and_resumes(ptb_data, tmp_path,
                                                         capsys):
     output = str(tmp_path / "run")
-    callback = EpochF1(output, "ptb", max_length=10, nltk_data=str(ptb_sample),
+    callback = EpochF1(output, "ptb", max_length=10, nltk_data=str(ptb_data),
                        label="WSJ10-style")
     workflow.train_runs(corpus(), output, verbose=0, callbacks=[callback],
                         model_config=MODEL, training_config=training(1))
@@ -93,7 +84,7 @@ def test_the_log_scores_the_trained_weights_and_resumes(ptb_sample, tmp_path,
     assert {r["half"]: r["sentences"] for r in rows} == {"dev": 4, "test": 2}
     # One epoch: the saved model is the weights the callback scored.
     table = evaluate_settings(output, "ptb", directions=("forward",),
-                              max_length=10, nltk_data=str(ptb_sample))
+                              max_length=10, nltk_data=str(ptb_data))
     assert [(r["half"], r["layer"], r["tree_rule"], r["sentence_f1"],
              r["corpus_f1"]) for r in rows] == [
         (c["half"], c["layer"], c["tree_rule"], c["sentence_f1"],
@@ -108,7 +99,7 @@ def test_the_log_scores_the_trained_weights_and_resumes(ptb_sample, tmp_path,
                                 "forward", 1, "plain", 4, 1.0, 1.0])
     workflow.train_runs(corpus(), output, resume=True, verbose=0,
                         callbacks=[EpochF1(output, "ptb", max_length=10,
-                                           nltk_data=str(ptb_sample))],
+                                           nltk_data=str(ptb_data))],
                         epochs=2)
     rows = read_f1_curve(callback.csv_path)
     assert [r["epoch"] for r in rows] == [1] * 12 + [2] * 12

@@ -6,7 +6,6 @@ itself, end to end at a tiny scale."""
 
 import csv
 import dataclasses
-import importlib.util
 import json
 import math
 import os
@@ -25,6 +24,9 @@ from on_lstm_keras.models.schedules import LinearWarmup
 from on_lstm_keras.models.training import compile_language_model
 from on_lstm_keras.models.training import make_optimizer
 from on_lstm_keras.models.training import train_language_model
+
+from conftest import load_benchmark
+from test_language_model import pattern_stream
 
 
 def np_(x):
@@ -78,16 +80,6 @@ def test_warmup_config_round_trip_and_the_optimizers_rate():
     # No warm-up: a plain rate, as before.
     plain = make_optimizer("adam", 4e-3, warmup_steps=0)
     assert plain.get_config()["learning_rate"] == pytest.approx(4e-3)
-
-
-def pattern_stream(n_sentences, seed=0):
-    """A toy language: 'a b c' or 'a d e' sentences, words 3..7."""
-    rng = np.random.default_rng(seed)
-    ids = []
-    for _ in range(n_sentences):
-        ids += [3, 4, 5] if rng.random() < 0.5 else [3, 6, 7]
-        ids.append(2)  # <eos>
-    return ids
 
 
 def test_a_resumed_run_continues_the_warmup(tmp_path):
@@ -288,16 +280,9 @@ def test_gradient_norms_cover_every_part_of_the_model():
 
 # -- the search script ----------------------------------------------------
 
-_PATH = os.path.join(os.path.dirname(__file__), os.pardir, "benchmarks",
-                     "lstm_search.py")
-
-
 @pytest.fixture(scope="module")
 def search():
-    spec = importlib.util.spec_from_file_location("lstm_search", _PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("lstm_search")
 
 
 def write_corpus(path):
