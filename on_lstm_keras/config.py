@@ -301,8 +301,9 @@ class TrainingConfig(_Config):
 
 
 PRESETS = {
-    # Sized for both reading directions (two models) in about 20 minutes
-    # on 2 idle CPU cores on the default Chinese corpus: 2 epochs each.
+    # Both reading directions (two models), 2 epochs each, on the default
+    # Chinese corpus: aimed at 20 minutes on 2 idle CPU cores, measured at
+    # 37 (README, Results).
     # Untied: with Adam and a few epochs, tying the softmax to the
     # embedding slowed learning a lot (README, "Choices").
     "small": (
