@@ -3,3 +3,4 @@
 from on_lstm_keras.models.embedding import WordDropoutEmbedding
 from on_lstm_keras.models.language_model import ONLSTMLanguageModel
 from on_lstm_keras.models.metrics import Perplexity
+from on_lstm_keras.models.schedules import LinearWarmup
