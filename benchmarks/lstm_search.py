@@ -567,7 +567,7 @@ def run_trial(args, trial, train_ids, valid_ids):
     model = new_model(args, cell, initializer)
     compile_language_model(model, make_optimizer(
         training.optimizer, lr, training.clipnorm, training.weight_decay,
-        warmup))
+        warmup), xla=training.xla)
     data = BPTTSequence(train_ids, training.batch_size, training.bptt,
                         variable_length=training.variable_length,
                         seed=training.seed)

@@ -205,9 +205,11 @@ def new_model(m):
         seed=t.seed,
     )
     model.build_for(t.batch_size)
+    # The preset compiles the steps with XLA (`xla`), which TensorFlow
+    # does not do on a CPU by default: about a quarter faster here.
     compile_language_model(model, make_optimizer(
         t.optimizer, t.learning_rate, t.clipnorm, t.weight_decay,
-        t.warmup_steps))
+        t.warmup_steps), xla=t.xla)
     return model
 
 

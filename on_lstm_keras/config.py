@@ -258,6 +258,14 @@ class TrainingConfig(_Config):
             optimizer steps, from `learning_rate / warmup_steps` to
             `learning_rate` (`models.schedules.LinearWarmup`); 0: none.
             Configs written before this field load as 0.
+        xla: Compile the training and evaluation steps with XLA (Keras'
+            `jit_compile=True`). On TensorFlow without a GPU, Keras does not
+            use XLA by default; with it a training step of the `small`
+            preset takes about a quarter less time on a CPU. JAX always
+            compiles with XLA, so this changes nothing there. The dropout
+            masks XLA draws are not those TensorFlow draws without it, so a
+            run resumed with the other setting is refused. Configs written
+            before this field load as `False`.
     """
 
     batch_size: int = _field(20, "rows of the training stream read in parallel",
@@ -291,6 +299,9 @@ class TrainingConfig(_Config):
     warmup_steps: int = _field(
         0, "linear learning-rate warm-up over this many optimizer steps "
         "(0: none)", "non_negative_int")
+    xla: bool = _field(
+        False, "compile training and evaluation with XLA (TensorFlow; JAX "
+        "always does)", "bool")
 
     @property
     def optimizer_learning_rate(self):
@@ -312,7 +323,7 @@ PRESETS = {
                     output_dropout=0.3, embedding_dropout=0.05,
                     weight_drop=0.2, tie_weights=False),
         TrainingConfig(batch_size=32, bptt=35, epochs=2, optimizer="adam",
-                       min_count=3, max_vocab=10000),
+                       min_count=3, max_vocab=10000, xla=True),
     ),
     # PTB on 2 CPU cores: ON-LSTM and LSTM in about an hour together.
     "ptb-cpu": (
@@ -321,7 +332,7 @@ PRESETS = {
                     output_dropout=0.3, embedding_dropout=0.05,
                     weight_drop=0.2, tie_weights=False),
         TrainingConfig(batch_size=20, bptt=35, epochs=5, optimizer="adam",
-                       min_count=1, max_vocab=None),
+                       min_count=1, max_vocab=None, xla=True),
     ),
     # The paper's PTB model (Shen et al. 2019; AWD-LSTM settings).
     "paper": (

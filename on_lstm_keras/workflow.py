@@ -244,9 +244,13 @@ def score_run(output_dir, valid_ids, test_ids, train_seconds):
     best, vocab, _, info = load_run(output_dir)
     _, training = configs_of_run(info)
     batch, bptt = training.eval_batch_size, training.bptt
+
+    def perplexity(ids):
+        return evaluate_perplexity(best, ids, batch, bptt, xla=training.xla)
+
     results = {
-        "valid_perplexity": evaluate_perplexity(best, valid_ids, batch, bptt),
-        "test_perplexity": evaluate_perplexity(best, test_ids, batch, bptt),
+        "valid_perplexity": perplexity(valid_ids),
+        "test_perplexity": perplexity(test_ids),
         "train_seconds_this_call": round(train_seconds, 1),
         "parameters": int(sum(np.prod(w.shape) for w in best.trainable_weights)),
         "unknown_rate_test": float(np.mean(np.asarray(test_ids) == vocab.unk_id)),
@@ -346,7 +350,7 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
             training_cfg.optimizer, training_cfg.learning_rate,
             training_cfg.clipnorm, training_cfg.weight_decay,
             training_cfg.warmup_steps,
-        ))
+        ), xla=training_cfg.xla)
         train_language_model(
             model, train_ids, valid_ids, output_dir,
             batch_size=training_cfg.batch_size, bptt=training_cfg.bptt,

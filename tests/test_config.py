@@ -146,14 +146,17 @@ OLD_DEFAULTS = dict(
     clipnorm=0.25, weight_decay=1.2e-6, eval_batch_size=10,
     variable_length=False, min_count=1, max_vocab=None, seed=0,
     # added since, with the values that keep the old behaviour
-    initializer="keras", warmup_steps=0,
+    initializer="keras", warmup_steps=0, xla=False,
 )
+# What the CPU presets changed since: XLA, which computes the same model.
+CHANGED_SINCE = {"small": dict(xla=True), "ptb-cpu": dict(xla=True)}
 
 
 @pytest.mark.parametrize("name", sorted(OLD_PRESETS))
 def test_presets_hold_the_values_the_command_line_had(name):
     model, training = PRESETS[name]
-    assert config.flat_settings(model, training) == {**OLD_DEFAULTS, **OLD_PRESETS[name]}
+    assert config.flat_settings(model, training) == {
+        **OLD_DEFAULTS, **OLD_PRESETS[name], **CHANGED_SINCE.get(name, {})}
 
 
 def test_flat_settings_split_into_the_two_configs():
@@ -170,9 +173,12 @@ def test_an_old_run_json_is_read_with_its_layer_kind():
     model, training = config.configs_of_run(OLD_RUN_JSON)
     assert model == dataclasses.replace(PRESETS["small"][0], recurrent="lstm")
     # Fields added since load with the values that reproduce the old run.
-    assert (model.initializer, training.warmup_steps) == ("keras", 0)
-    # The old run was of the small preset when it trained 3 epochs.
-    assert training == dataclasses.replace(PRESETS["small"][1], epochs=3)
+    assert (model.initializer, training.warmup_steps, training.xla) == (
+        "keras", 0, False)
+    # The old run was of the small preset when it trained 3 epochs, and
+    # before the preset compiled with XLA.
+    assert training == dataclasses.replace(PRESETS["small"][1], epochs=3,
+                                           xla=False)
     new = {"model": model.to_dict(), "training": training.to_dict()}
     assert config.configs_of_run(json.loads(json.dumps(new))) == (model, training)
     with pytest.raises(ValueError, match="has no field 'hidden'"):

@@ -178,13 +178,18 @@ def test_stateful_model_carries_state_like_one_long_call():
     np.testing.assert_allclose(np_(model(tokens[:, :4])), first, atol=1e-6)
 
 
-def test_evaluation_perplexity_does_not_depend_on_window_length():
+# `xla=True` changes something on TensorFlow only: JAX always compiles.
+XLA_CASES = [False, True] if keras.backend.backend() == "tensorflow" else [False]
+
+
+@pytest.mark.parametrize("xla", XLA_CASES)
+def test_evaluation_perplexity_does_not_depend_on_window_length(xla):
     """State carried across windows in `evaluate` (every backend)."""
     model = small_model()
     model.build_for(1)
     ids = list(np.random.default_rng(1).integers(1, 30, 200))
-    short = evaluate_perplexity(model, ids, batch_size=2, bptt=7)
-    long = evaluate_perplexity(model, ids, batch_size=2, bptt=99)
+    short = evaluate_perplexity(model, ids, batch_size=2, bptt=7, xla=xla)
+    long = evaluate_perplexity(model, ids, batch_size=2, bptt=99, xla=xla)
     assert short == pytest.approx(long, rel=1e-4)
     # Independent check: exp of the mean NLL of one stateless pass per row.
     rows = batchify(ids, 2)
@@ -220,7 +225,8 @@ def pattern_stream(n_sentences=300, seed=0):
     return ids
 
 
-def test_training_learns_and_resumes_exactly(tmp_path):
+@pytest.mark.parametrize("xla", XLA_CASES)
+def test_training_learns_and_resumes_exactly(tmp_path, xla):
     ids = pattern_stream()
     valid = pattern_stream(40, seed=1)
 
@@ -228,7 +234,7 @@ def test_training_learns_and_resumes_exactly(tmp_path):
         keras.utils.set_random_seed(0)
         model = small_model(vocab_size=8, num_layers=2, stateful=True,
                             weight_drop=0.2, input_dropout=0.1)
-        compile_language_model(model, make_optimizer("adam", 0.05))
+        compile_language_model(model, make_optimizer("adam", 0.05), xla=xla)
         train_language_model(
             model, ids, valid, str(directory), batch_size=4, bptt=10,
             epochs=epochs, eval_batch_size=2, resume=resume, verbose=0,
@@ -240,6 +246,7 @@ def test_training_learns_and_resumes_exactly(tmp_path):
     with pytest.raises(FileExistsError, match="--resume"):
         run(tmp_path / "b", 3)
     resumed = run(tmp_path / "b", 3, resume=True)
+    assert resumed.jit_compile is (xla or keras.backend.backend() == "jax")
     for a, b in zip(straight.trainable_weights, resumed.trainable_weights):
         np.testing.assert_allclose(np_(a), np_(b), atol=1e-6)
 

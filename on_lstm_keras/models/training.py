@@ -103,17 +103,24 @@ def make_optimizer(name=_DEFAULT.optimizer, learning_rate=_DEFAULT.learning_rate
     )
 
 
-def compile_language_model(model, optimizer):
+def compile_language_model(model, optimizer, xla=False):
     """Compiles with token cross-entropy (from logits) and perplexity.
 
     Perplexity is a *weighted* metric: Keras passes `sample_weight` only to
     those, and the batches give the `<pad>` targets of a stream's last
     window weight 0, so they must not count.
+
+    Args:
+        model: The language model.
+        optimizer: A Keras optimizer, or its name.
+        xla: Compile the steps with XLA (`jit_compile=True`); otherwise
+            Keras chooses (`"auto"`: XLA on JAX, not on a TensorFlow CPU).
     """
     model.compile(
         optimizer=optimizer,
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         weighted_metrics=[Perplexity()],
+        jit_compile=True if xla else "auto",
     )
     return model
 
@@ -133,17 +140,17 @@ def fitting_batch_size(ids, batch_size):
 
 
 def evaluate_perplexity(model, ids, batch_size=_DEFAULT.eval_batch_size,
-                        bptt=_DEFAULT.bptt, verbose=0):
+                        bptt=_DEFAULT.bptt, verbose=0, xla=False):
     """Perplexity of `model` on the token stream `ids`.
 
     The stream is cut into `batch_size` rows (fewer for a very short
     stream) read left to right with the state carried (a stateful copy of
     `model` with that batch size); every token but each row's first is
-    predicted once.
+    predicted once. `xla`: as for `compile_language_model`.
     """
     batch_size = fitting_batch_size(ids, batch_size)
     evaluator = model.clone(stateful=True, batch_size=batch_size)
-    compile_language_model(evaluator, "sgd")
+    compile_language_model(evaluator, "sgd", xla=xla)
     evaluator.reset_rnn_states()
     data = BPTTSequence(ids, batch_size, bptt)
     result = evaluator.evaluate(data, verbose=verbose, return_dict=True)
@@ -183,7 +190,8 @@ class ValidationPerplexity(keras.callbacks.Callback):
 
     The model is copied into a stateful evaluator of `batch_size` rows
     (built once, weights refreshed every epoch) that reads the validation
-    stream from a zero state, as the paper's evaluation does.
+    stream from a zero state, as the paper's evaluation does. It is
+    compiled with XLA when the model is.
     """
 
     def __init__(self, ids, batch_size=_DEFAULT.eval_batch_size,
@@ -199,7 +207,8 @@ class ValidationPerplexity(keras.callbacks.Callback):
             self.evaluator = self.model.clone(
                 stateful=True, batch_size=self.batch_size
             )
-            compile_language_model(self.evaluator, "sgd")
+            compile_language_model(self.evaluator, "sgd",
+                                   xla=self.model.jit_compile is True)
         else:
             self.evaluator.copy_weights_from(self.model)
         self.evaluator.reset_rnn_states()
