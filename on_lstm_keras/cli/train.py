@@ -106,8 +106,16 @@ class _WithLSTM(argparse.Action):
         namespace.with_lstm = namespace.baseline = True
 
 
-def add_train_arguments(parser, language=None):
-    """The `train` options (also used by the example scripts)."""
+def add_train_arguments(parser, language=None, side_by_side="off"):
+    """The `train` options (also used by the example scripts).
+
+    Args:
+        parser: The `argparse` parser to add them to.
+        language: The corpus language, or `None` for a `--language` flag.
+        side_by_side: What `--side-by-side` defaults to, for the help
+            text: `"off"`, or `"auto"` for a script that resolves a missing
+            flag with `workflow.resolve_side_by_side`.
+    """
     if language is None:
         parser.add_argument("--language", choices=LANGUAGES, default="zh",
                             help="zh: jieba segmentation; en: whitespace "
@@ -142,6 +150,13 @@ def add_train_arguments(parser, language=None):
                             "both (forward in OUTPUT, backward in "
                             "OUTPUT/backward) (default: forward; with "
                             "--resume, the run's)"))
+    parser.add_argument(
+        "--side-by-side", action=argparse.BooleanOptionalAction, default=None,
+        help=("train the runs (forward and backward with --direction both, "
+              "and the LSTM) at the same time, each in a process of its own "
+              "with a share of the CPU threads (default: " + (
+                  "on with two or more runs, two or more CPU cores and no "
+                  "GPU" if side_by_side == "auto" else "off") + ")"))
     parser.add_argument("--preset", choices=sorted(config.PRESETS),
                         default=DEFAULT_PRESET, help=(
                             "the settings every flag below defaults to "
@@ -276,6 +291,7 @@ def run_training(args, language):
             corpus, output, with_lstm=args.with_lstm, resume=args.resume,
             verbose=0 if args.quiet else 1, info={"language": language},
             data_parallel=args.data_parallel, direction=direction,
+            side_by_side=bool(args.side_by_side),
             **configs, **settings,
         )
     return output, runs
