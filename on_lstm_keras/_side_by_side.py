@@ -4,8 +4,9 @@
 forward and the backward model of `--direction both`) this way. On a CPU a
 language model's training step does not keep two cores busy (small matrix
 products, one time step after another), while two processes with one
-thread each do: on 2 cores the `small` preset's pair of models trains in
-about 0.8 of the time it takes one after the other.
+thread each do: on 2 cores the `small` preset's pair of models trained
+in 0.63 of the time it took one after the other (1,266 s against 1,997 s,
+huge pages included, see `HUGE_PAGES`).
 
 Each run is `workflow.train(**job)` in a fresh Python process
 (`python -m on_lstm_keras._side_by_side JOB RESULT`), given a share of the

