@@ -573,7 +573,10 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
             if kind not in results:
                 print(messages[kind])
                 try:
-                    results[kind] = train(**job)
+                    rest = {k: v for k, v in job.items()
+                            if k not in ("corpus", "output_dir")}
+                    results[kind] = train(job["corpus"], job["output_dir"],
+                                          **rest)
                 except KeyboardInterrupt:
                     print("\n" + interrupted_message(job["output_dir"]),
                           file=sys.stderr)
