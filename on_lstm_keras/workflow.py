@@ -430,14 +430,10 @@ def check_resume_direction(output_dir, direction):
             f"but the run there reads {has}; received: direction={direction!r}")
 
 
-SIDE_BY_SIDE = (True, False, "auto")
-
-
 def check_side_by_side(side_by_side):
     """`side_by_side` of `train_runs` checked: `True`, `False` or
     `"auto"`."""
-    if side_by_side not in SIDE_BY_SIDE or (
-            side_by_side not in ("auto",) and not isinstance(side_by_side, bool)):
+    if not (isinstance(side_by_side, bool) or side_by_side == "auto"):
         raise ValueError(
             "Argument `side_by_side` (--side-by-side) must be True, False or "
             f"'auto', received: side_by_side={side_by_side!r}")
@@ -597,7 +593,8 @@ def _train_side_by_side(jobs, results):
     threads = thread_share(len(jobs))
     print(f"Training {', '.join(jobs)} side by side, {threads} thread"
           f"{'s' if threads > 1 else ''} each")
-    quieter = [dict(job, verbose=min(job["verbose"], 2) and 2)
+    # Keras' one line per epoch: a progress bar's redraws do not relay.
+    quieter = [dict(job, verbose=2 if job["verbose"] else 0)
                for job in jobs.values()]
     try:
         trained = train_side_by_side(quieter, list(jobs), threads)
