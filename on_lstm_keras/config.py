@@ -265,8 +265,8 @@ class TrainingConfig(_Config):
             `train_on_batch` on a 2-core CPU, but inside `fit` only about
             0.49 s instead of 0.53 s (the kernel's page faults, not the
             arithmetic, were the rest: see `train_runs(side_by_side=)`).
-            JAX always
-            compiles with XLA, so this changes nothing there. The dropout
+            JAX always compiles with XLA, so this changes nothing there.
+            The dropout
             masks XLA draws are not those TensorFlow draws without it, so a
             run resumed with the other setting is refused. Configs written
             before this field load as `False`.
