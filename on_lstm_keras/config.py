@@ -266,10 +266,9 @@ class TrainingConfig(_Config):
             0.49 s instead of 0.53 s (the kernel's page faults, not the
             arithmetic, were the rest: see `train_runs(side_by_side=)`).
             JAX always compiles with XLA, so this changes nothing there.
-            The dropout
-            masks XLA draws are not those TensorFlow draws without it, so a
-            run resumed with the other setting is refused. Configs written
-            before this field load as `False`.
+            The dropout masks XLA draws are not those TensorFlow draws
+            without it, so a run resumed with the other setting is refused.
+            Configs written before this field load as `False`.
     """
 
     batch_size: int = _field(20, "rows of the training stream read in parallel",
