@@ -178,10 +178,10 @@ def _read_outcome(path, returncode):
 def _main(job_path, result_path):
     with open(job_path, "rb") as f:
         job = pickle.load(f)
-    from on_lstm_keras.workflow import train
+    from on_lstm_keras.workflow import train_job
 
     try:
-        outcome = ("ok", train(**job))
+        outcome = ("ok", train_job(job))
     except KeyboardInterrupt:
         outcome = ("interrupted", None)
     except Exception as e:

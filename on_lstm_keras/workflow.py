@@ -569,10 +569,7 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
             if kind not in results:
                 print(messages[kind])
                 try:
-                    rest = {k: v for k, v in job.items()
-                            if k not in ("corpus", "output_dir")}
-                    results[kind] = train(job["corpus"], job["output_dir"],
-                                          **rest)
+                    results[kind] = train_job(job)
                 except KeyboardInterrupt:
                     print("\n" + interrupted_message(job["output_dir"]),
                           file=sys.stderr)
@@ -580,6 +577,13 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
             print(f"{kind}: {perplexity_summary(results[kind])} "
                   f"(model in {job['output_dir']})")
     return results
+
+
+def train_job(job):
+    """`train` on one of `train_runs`' jobs, a dict of its arguments: the
+    corpus and the directory go positionally, as `train` names them."""
+    rest = {k: v for k, v in job.items() if k not in ("corpus", "output_dir")}
+    return train(job["corpus"], job["output_dir"], **rest)
 
 
 def _train_side_by_side(jobs, results):
