@@ -543,3 +543,46 @@ def test_a_separate_backward_model_is_read_with_its_own_vocabulary():
     (_, scores), = parse_sentences(StandIn("backward"), own, [words], layer=2,
                                    backward_vocab=SMALL_VOCAB)
     np.testing.assert_array_equal(scores, [202, 208, 207])
+
+
+def test_many_buckets_are_read_through_one_compiled_function(model_and_vocab,
+                                                             monkeypatch):
+    """From `COMPILE_FROM_BUCKETS` buckets on, the model's `distances` runs
+    inside Keras' compiled `predict_on_batch` (never `call`, whose output
+    layer the parser does not need), fed widths padded to a multiple of
+    `COMPILED_WIDTH_QUANTUM`; one bucket is read eagerly at its own width.
+    (The values of both paths are checked against NumPy above.)"""
+    model, vocab = model_and_vocab
+    fed, traced = [], []
+    compile_distances = model_parser._compiled_distances
+    read_distances = type(model).distances
+
+    def compiled(language_model):
+        read = compile_distances(language_model)
+
+        def recorded(tokens):
+            fed.append(tokens.shape)
+            return read(tokens)
+
+        return recorded
+
+    def distances(self, tokens, training=False):
+        traced.append(not isinstance(tokens, np.ndarray))
+        return read_distances(self, tokens, training)
+
+    def no_call(*args, **kwargs):
+        raise AssertionError("the parser called the model")
+
+    monkeypatch.setattr(model_parser, "_compiled_distances", compiled)
+    monkeypatch.setattr(type(model), "distances", distances)
+    monkeypatch.setattr(model, "call", no_call)
+    sentences = [SENTENCES[3], ["w2"], SENTENCES[0], ["w3", "w4"]]
+    model_parser.sentence_distances(model, vocab, sentences, batch_size=2)
+    assert model_parser.COMPILE_FROM_BUCKETS == 2
+    quantum = model_parser.COMPILED_WIDTH_QUANTUM
+    # Buckets of 1-2 and 6-8 words: 4 and 10 steps with the <eos> marks.
+    assert fed == [(2, quantum), (2, 2 * quantum)]
+    assert traced and all(traced)  # symbolic tensors: inside the graph
+    fed.clear(), traced.clear()
+    model_parser.sentence_distances(model, vocab, [SENTENCES[0]])
+    assert fed == [] and traced == [False]  # one bucket: eager

@@ -252,6 +252,33 @@ class ONLSTMLanguageModel(keras.Model):
         self.state_variables = None
 
     def call(self, tokens, training=False, return_distances=False):
+        x, distances = self._recurrent_stack(tokens, training)
+        if self.tie_weights:
+            embeddings = ops.cast(self.embedding.embeddings, x.dtype)
+            logits = ops.matmul(x, ops.transpose(embeddings))
+            logits = logits + ops.cast(self.output_bias, x.dtype)
+        else:
+            logits = self.decoder(x)
+        if return_distances:
+            return logits, distances
+        return logits
+
+    def distances(self, tokens, training=False):
+        """The master-gate distances of every layer, without the output
+        layer (the parser's reading: no `vocab_size` logits to compute).
+
+        Args:
+            tokens: `(batch, time)` integer word ids, 0 for padding.
+            training: Whether the dropouts apply.
+
+        Returns:
+            `(batch, layers, time, 2)`, as the second output of
+            `call(tokens, return_distances=True)`.
+        """
+        return self._recurrent_stack(tokens, training)[1]
+
+    def _recurrent_stack(self, tokens, training):
+        """The last recurrent layer's output and the stacked distances."""
         mask = ops.not_equal(tokens, 0)
         x = self.embedding(tokens, training=training)
         x = self.locked_dropouts[0](x, training=training)
@@ -268,15 +295,7 @@ class ONLSTMLanguageModel(keras.Model):
                     variable.assign(ops.cast(value, variable.dtype))
             distances.append(d)
             x = self.locked_dropouts[k + 1](x, training=training)
-        if self.tie_weights:
-            embeddings = ops.cast(self.embedding.embeddings, x.dtype)
-            logits = ops.matmul(x, ops.transpose(embeddings))
-            logits = logits + ops.cast(self.output_bias, x.dtype)
-        else:
-            logits = self.decoder(x)
-        if return_distances:
-            return logits, ops.stack(distances, axis=1)
-        return logits
+        return x, ops.stack(distances, axis=1)
 
     def reset_rnn_states(self):
         """Zeroes the carried states of a stateful model."""

@@ -47,6 +47,63 @@ def model_direction(model):
     return getattr(model, "direction", None) or "forward"
 
 
+# Reading at least this many buckets goes through a compiled function
+# (`_compiled_distances`); fewer are read eagerly, where compiling would cost
+# more than it saves.
+COMPILE_FROM_BUCKETS = 2
+# A compiled reading pads each bucket's width to a multiple of this, so
+# that a backend that compiles once per input shape (JAX) compiles a few
+# widths rather than one per sentence length. Padding is masked.
+COMPILED_WIDTH_QUANTUM = 8
+
+
+def _compiled_distances(language_model):
+    """`language_model.distances(tokens)` behind Keras' compiled
+    `predict_on_batch` (a `tf.function` on TensorFlow, `jax.jit` on JAX),
+    so that the recurrent loops run as one graph instead of op by op from
+    Python. (A new wrapper per reading: kept on the model, it would be
+    saved with it.)"""
+    import keras
+
+    class CompiledDistances(keras.Model):
+        def __init__(self, model):
+            super().__init__()
+            self.language_model = model
+
+        def build(self, input_shape):
+            # Nothing of its own; the model builds on its first call if
+            # it has not (Keras' default `build` warns of unbuilt state).
+            pass
+
+        def call(self, tokens):
+            return self.language_model.distances(tokens)
+
+    return CompiledDistances(language_model).predict_on_batch
+
+
+def _distance_reader(model, buckets):
+    """`(read, quantum)`: `read(tokens)` gives the `(batch, layers, time,
+    2)` distances, and bucket widths are padded to a multiple of
+    `quantum`. A model with a `distances` method (`ONLSTMLanguageModel`)
+    is read through a compiled function when there are at least
+    `COMPILE_FROM_BUCKETS` buckets, else eagerly; any other model is
+    called as `model(tokens, training=False, return_distances=True)`."""
+    distances = getattr(model, "distances", None)
+    if callable(distances) and not getattr(model, "built", True):
+        # Built by a call: reading through `distances` alone would leave
+        # the model unbuilt, and Keras would then rebuild the compiled
+        # wrapper's state on every call.
+        model(np.ones((1, 1), dtype="int32"))
+    if not callable(distances):
+        def call(tokens):
+            return model(tokens, training=False, return_distances=True)[1]
+
+        return call, 1
+    if buckets >= COMPILE_FROM_BUCKETS:
+        return _compiled_distances(model), COMPILED_WIDTH_QUANTUM
+    return distances, 1
+
+
 def _readings(model, vocab, sentences, batch_size, progress):
     """`d_f` of every layer at every step after the opening `<eos>`, in the
     model's reading order: one `(layers, n + 1)` array per sentence, the
@@ -71,19 +128,19 @@ def _readings(model, vocab, sentences, batch_size, progress):
     starts = np.concatenate([[0], np.cumsum(lengths)])
     order = np.argsort(lengths, kind="stable")
     results = [None] * len(sentences)
+    read, quantum = _distance_reader(model, -(-len(order) // batch_size))
     with progress_bar(len(sentences), "parsing", enabled=progress) as bar:
         for first in range(0, len(order), batch_size):
             rows = order[first:first + batch_size]
             n = lengths[rows]
-            width = int(n.max()) + 2
+            width = -(-(int(n.max()) + 2) // quantum) * quantum
             # <eos> w_1 .. w_n <eos>, then <pad> (0) to the bucket's width.
             column = np.arange(width)[None, :]
             words_at = (column >= 1) & (column <= n[:, None])
             where = starts[rows][:, None] + column - 1
             tokens = np.where(words_at, ids[np.where(words_at, where, 0)], 0)
             tokens[(column == 0) | (column == n[:, None] + 1)] = vocab.eos_id
-            _, distances = model(tokens.astype("int32"), training=False,
-                                 return_distances=True)
+            distances = read(tokens.astype("int32"))
             d_f = keras.ops.convert_to_numpy(distances)[..., DISTANCE_FORGET]
             d_f = d_f[:, :, 1:].astype(np.float64)
             for k, row in enumerate(rows):
@@ -100,7 +157,11 @@ def sentence_distances(model, vocab, sentences, batch_size=64,
     sentences of about the same length, one model call per bucket, each
     right-padded (and masked) to its longest sentence only; the results
     come back in input order. Padding and masking give the same distances
-    as reading each sentence on its own.
+    as reading each sentence on its own. From two buckets on, an
+    `ONLSTMLanguageModel` is read through its `distances` method (no
+    output layer) compiled by Keras' `predict_on_batch`, with each
+    bucket's width padded up to a multiple of 8 so that JAX compiles a
+    few shapes only; a single bucket is read eagerly.
 
     A backward model (`direction="backward"`, trained on reversed
     sentences) reads each sentence reversed, framed the same way
