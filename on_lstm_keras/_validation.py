@@ -126,6 +126,22 @@ def tree_arg(name, tree):
     Checks the whole tree so that a bad leaf is reported with its path
     from the root, e.g. ``tree[1][0]=3``.
     """
+    # A plain walk first (scoring checks every tree it reads); the paths
+    # are only spelled out for a tree that fails.
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            continue
+        if not is_node(node) or len(node) == 0:
+            _raise_bad_tree(name, tree)
+        stack.extend(node)
+    return tree
+
+
+def _raise_bad_tree(name, tree):
+    """Raises the `ValueError` for the first bad node of `tree` that
+    `tree_arg`'s walk meets, naming its path from the root."""
     stack = [(tree, name)]
     while stack:
         node, where = stack.pop()
@@ -142,4 +158,3 @@ def tree_arg(name, tree):
                 f"received: {where}={node!r}"
             )
         stack.extend((child, f"{where}[{i}]") for i, child in enumerate(node))
-    return tree

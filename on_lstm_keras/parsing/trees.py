@@ -153,10 +153,17 @@ def distances_to_tree(words, distances, tree_rule="official", *, split=None):
     words = words_list("words", words)
     d = _distances_arg(distances, len(words))
 
+    # The first maximum of `d[lo:hi]`, as `numpy.argmax` finds it, over a
+    # list: for spans of a few words this is several times faster.
+    d = d.tolist()
+
+    def first_max(lo, hi):
+        return max(range(lo, hi), key=d.__getitem__)
+
     def official(lo, hi):
         if hi - lo == 1:
             return words[lo]
-        i = lo + int(np.argmax(d[lo:hi]))
+        i = first_max(lo, hi)
         node = words[i] if i + 1 == hi else [words[i], official(i + 1, hi)]
         if i == lo:
             return node
@@ -165,9 +172,9 @@ def distances_to_tree(words, distances, tree_rule="official", *, split=None):
     def plain(lo, hi):
         if hi - lo == 1:
             return words[lo]
-        i = lo + int(np.argmax(d[lo:hi]))
+        i = first_max(lo, hi)
         if i == lo:
-            i = lo + 1 + int(np.argmax(d[lo + 1 : hi]))
+            i = first_max(lo + 1, hi)
         return [plain(lo, i), plain(i, hi)]
 
     build = official if tree_rule == "official" else plain
