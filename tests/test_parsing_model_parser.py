@@ -586,3 +586,20 @@ def test_many_buckets_are_read_through_one_compiled_function(model_and_vocab,
     fed.clear(), traced.clear()
     model_parser.sentence_distances(model, vocab, [SENTENCES[0]])
     assert fed == [] and traced == [False]  # one bucket: eager
+
+
+def test_an_unbuilt_model_is_built_before_a_compiled_reading(model_and_vocab):
+    """A model never called is built first (by one call), so that Keras
+    does not redo the wrapper's symbolic build on every bucket; its
+    distances are those of the same weights read one sentence at a time."""
+    _, vocab = model_and_vocab
+    model = ONLSTMLanguageModel(30, embedding_size=8, hidden_size=12,
+                                num_layers=2, chunk_size=4, seed=3)
+    assert not model.built
+    got = model_parser.sentence_distances(model, vocab, SENTENCES,
+                                          batch_size=2)
+    assert model.built
+    for words, d in zip(SENTENCES, got):
+        ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
+        np.testing.assert_allclose(
+            d, reference_distances(model, ids)[:, 1:-1], atol=1e-5)

@@ -89,16 +89,16 @@ def _distance_reader(model, buckets):
     `COMPILE_FROM_BUCKETS` buckets, else eagerly; any other model is
     called as `model(tokens, training=False, return_distances=True)`."""
     distances = getattr(model, "distances", None)
-    if callable(distances) and not getattr(model, "built", True):
-        # Built by a call: reading through `distances` alone would leave
-        # the model unbuilt, and Keras would then rebuild the compiled
-        # wrapper's state on every call.
-        model(np.ones((1, 1), dtype="int32"))
     if not callable(distances):
         def call(tokens):
             return model(tokens, training=False, return_distances=True)[1]
 
         return call, 1
+    if not getattr(model, "built", True):
+        # Built by a call: reading through `distances` alone would leave
+        # the model unbuilt, and Keras would then rebuild the compiled
+        # wrapper's state on every call.
+        model(np.ones((1, 1), dtype="int32"))
     if buckets >= COMPILE_FROM_BUCKETS:
         return _compiled_distances(model), COMPILED_WIDTH_QUANTUM
     return distances, 1
