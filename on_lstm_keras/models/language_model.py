@@ -260,7 +260,7 @@ class ONLSTMLanguageModel(keras.Model):
         else:
             logits = self.decoder(x)
         if return_distances:
-            return logits, distances
+            return logits, ops.stack(distances, axis=1)
         return logits
 
     def distances(self, tokens, training=False):
@@ -275,10 +275,11 @@ class ONLSTMLanguageModel(keras.Model):
             `(batch, layers, time, 2)`, as the second output of
             `call(tokens, return_distances=True)`.
         """
-        return self._recurrent_stack(tokens, training)[1]
+        return ops.stack(self._recurrent_stack(tokens, training)[1], axis=1)
 
     def _recurrent_stack(self, tokens, training):
-        """The last recurrent layer's output and the stacked distances."""
+        """The last recurrent layer's output and the list of each layer's
+        distances (stacked only by the callers that return them)."""
         mask = ops.not_equal(tokens, 0)
         x = self.embedding(tokens, training=training)
         x = self.locked_dropouts[0](x, training=training)
@@ -295,7 +296,7 @@ class ONLSTMLanguageModel(keras.Model):
                     variable.assign(ops.cast(value, variable.dtype))
             distances.append(d)
             x = self.locked_dropouts[k + 1](x, training=training)
-        return x, ops.stack(distances, axis=1)
+        return x, distances
 
     def reset_rnn_states(self):
         """Zeroes the carried states of a stateful model."""

@@ -71,8 +71,9 @@ def _compiled_distances(language_model):
             self.language_model = model
 
         def build(self, input_shape):
-            # Nothing of its own; the model builds on its first call if
-            # it has not (Keras' default `build` warns of unbuilt state).
+            # Nothing of its own; the model is built before (see
+            # `_distance_reader`; Keras' default `build` would warn of
+            # unbuilt state).
             pass
 
         def call(self, tokens):
