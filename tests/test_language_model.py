@@ -143,6 +143,60 @@ def test_bptt_windows_continue_each_row():
     assert int(w.sum()) == 2 * 19 and np.all(x[:, ~real] == 0)
 
 
+def test_bptt_arrays_hold_the_windows_one_after_the_other():
+    ids = list(range(1, 42))  # 41 tokens, 2 rows of 20: 19 inputs a row
+    rows = batchify(ids, 2)
+    x, y, w = BPTTSequence(ids, batch_size=2, bptt=6).arrays()
+    assert x.shape == y.shape == w.shape == (4 * 2, 6)
+    for k in range(4):  # windows 0, 6, 12, 18; the last has 1 real step
+        for b in range(2):
+            real = min(6, 19 - 6 * k)
+            r = 2 * k + b
+            assert x[r, :real].tolist() == rows[b, 6 * k:6 * k + real].tolist()
+            assert y[r, :real].tolist() == rows[b, 6 * k + 1:6 * k + 1 + real].tolist()
+            assert w[r].tolist() == [1.0] * real + [0.0] * (6 - real)
+            assert not x[r, real:].any() and not y[r, real:].any()
+    with pytest.raises(ValueError, match="variable_length=True"):
+        BPTTSequence(ids, 2, 6, variable_length=True).arrays()
+
+
+def test_training_reads_the_same_batches_as_arrays_as_through_the_sequence(
+        tmp_path, monkeypatch):
+    """`fit` gets the windows as arrays (no Python call per batch), or the
+    `BPTTSequence` itself above `ARRAY_TOKENS`: the same batches in the same
+    order, so the same weights and perplexities."""
+    from on_lstm_keras.models import training
+
+    ids = pattern_stream(200)
+    valid = pattern_stream(40, seed=1)
+    items = []
+    getitem = BPTTSequence.__getitem__
+    monkeypatch.setattr(BPTTSequence, "__getitem__",
+                        lambda self, k: items.append(k) or getitem(self, k))
+
+    def run(directory):
+        keras.utils.set_random_seed(0)
+        model = small_model(vocab_size=8, num_layers=2, stateful=True,
+                            weight_drop=0.2, input_dropout=0.1)
+        compile_language_model(model, make_optimizer("adam", 0.05))
+        history = train_language_model(
+            model, ids, valid, str(directory), batch_size=4, bptt=7,
+            epochs=2, eval_batch_size=2, verbose=0,
+        )
+        return model, history.history
+
+    as_arrays, logs = run(tmp_path / "a")
+    assert items == []
+    monkeypatch.setattr(training, "ARRAY_TOKENS", 0)
+    as_sequence, sequence_logs = run(tmp_path / "b")
+    assert len(items) > 2 * len(BPTTSequence(ids, 4, 7))
+    # To rounding: the two paths compile to slightly different programs.
+    for a, b in zip(as_arrays.trainable_weights, as_sequence.trainable_weights):
+        np.testing.assert_allclose(np_(a), np_(b), rtol=1e-4, atol=1e-5)
+    for key in ("loss", "perplexity", "val_perplexity"):
+        np.testing.assert_allclose(logs[key], sequence_logs[key], rtol=1e-5)
+
+
 def test_variable_bptt_is_reproducible_and_covers_the_stream():
     ids = list(range(1, 2001))
     a = BPTTSequence(ids, 4, 20, variable_length=True, seed=5)

@@ -110,6 +110,46 @@ class BPTTSequence(keras.utils.PyDataset):
             end = min(start + self.bptt, self.data.shape[1] - 1)
         return start, end - start
 
+    def arrays(self):
+        """The epoch's windows as three arrays, `(x, y, sample_weight)`.
+
+        Each is `(len(self) * batch_size, bptt)`, window after window:
+        rows `k * batch_size` to `(k + 1) * batch_size - 1` are item `k`.
+        `model.fit(x, y, sample_weight=w, batch_size=batch_size,
+        shuffle=False)` then reads the very batches `fit(self)` reads, in
+        the same order, without calling Python for each batch (on
+        TensorFlow, Keras reads a `PyDataset` through
+        `tf.data.Dataset.from_generator`, which cost about a tenth of a
+        training step of the `small` preset on one core). The arrays hold
+        12 bytes per token. Windows of one length only.
+
+        Example:
+
+        >>> x, y, w = BPTTSequence(list(range(22)), 2, 4).arrays()
+        >>> x.tolist()[4:]
+        [[8, 9, 0, 0], [19, 20, 0, 0]]
+        """
+        if self.variable_length:
+            raise ValueError(
+                "BPTTSequence.arrays() needs windows of one length, received "
+                "a sequence with variable_length=True: pass the sequence "
+                "itself to `fit`"
+            )
+        rows, count = self.batch_size, len(self)
+        usable = self.data.shape[1] - 1
+        x = np.zeros((rows, count * self.bptt), dtype="int32")
+        y = np.zeros((rows, count * self.bptt), dtype="int32")
+        w = np.zeros((rows, count * self.bptt), dtype="float32")
+        x[:, :usable] = self.data[:, :usable]
+        y[:, :usable] = self.data[:, 1:]
+        w[:, :usable] = 1.0
+
+        def windows(a):
+            a = a.reshape(rows, count, self.bptt).transpose(1, 0, 2)
+            return a.reshape(count * rows, self.bptt)
+
+        return windows(x), windows(y), windows(w)
+
     def __getitem__(self, index):
         start, length = self.window(index)
         width = self.bptt

@@ -2,7 +2,7 @@
 
 `train_language_model` wires the pieces that make `fit` behave like the
 paper's training loop: windows in order with the state carried between
-them (`BPTTSequence`, `shuffle=False`), states reset at every epoch,
+them (`BPTTSequence`, as arrays, `shuffle=False`), states reset at every epoch,
 gradient clipping, validation perplexity on a separate stateful copy with
 its own batch size, a checkpoint every epoch, the best model by validation
 perplexity and a CSV log. Since it is plain `fit`, any Keras callback can
@@ -139,6 +139,21 @@ def fitting_batch_size(ids, batch_size):
     return max(replicas, rows - rows % replicas)
 
 
+# Up to this many tokens, a stream cut into windows of one length goes to
+# `fit` and `evaluate` as arrays (`BPTTSequence.arrays`, 12 bytes a token);
+# a longer one, or variable windows, through the `PyDataset` itself.
+ARRAY_TOKENS = 20_000_000
+
+
+def data_arguments(data):
+    """The `fit` / `evaluate` arguments that read the batches of `data`, a
+    `BPTTSequence`, in order: its arrays with its batch size, or itself."""
+    if data.variable_length or data.tokens > ARRAY_TOKENS:
+        return {"x": data}
+    x, y, w = data.arrays()
+    return {"x": x, "y": y, "sample_weight": w, "batch_size": data.batch_size}
+
+
 def evaluate_perplexity(model, ids, batch_size=_DEFAULT.eval_batch_size,
                         bptt=_DEFAULT.bptt, verbose=0, xla=False):
     """Perplexity of `model` on the token stream `ids`.
@@ -153,7 +168,8 @@ def evaluate_perplexity(model, ids, batch_size=_DEFAULT.eval_batch_size,
     compile_language_model(evaluator, "sgd", xla=xla)
     evaluator.reset_rnn_states()
     data = BPTTSequence(ids, batch_size, bptt)
-    result = evaluator.evaluate(data, verbose=verbose, return_dict=True)
+    result = evaluator.evaluate(**data_arguments(data), verbose=verbose,
+                                return_dict=True)
     return float(result["perplexity"])
 
 
@@ -212,7 +228,8 @@ class ValidationPerplexity(keras.callbacks.Callback):
         else:
             self.evaluator.copy_weights_from(self.model)
         self.evaluator.reset_rnn_states()
-        result = self.evaluator.evaluate(self.data, verbose=0, return_dict=True)
+        result = self.evaluator.evaluate(**data_arguments(self.data),
+                                         verbose=0, return_dict=True)
         perplexity = float(result["perplexity"])
         if self.verbose:
             print(f"Epoch {epoch + 1}: validation perplexity {perplexity:.2f}")
@@ -540,7 +557,7 @@ def train_language_model(
         *callbacks,
     ]
     history = model.fit(
-        data,
+        **data_arguments(data),
         epochs=epochs,
         initial_epoch=start,
         shuffle=False,
