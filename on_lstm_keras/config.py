@@ -317,7 +317,7 @@ class TrainingConfig(_Config):
 PRESETS = {
     # Both reading directions (two models), 2 epochs each, on the default
     # Chinese corpus: aimed at 20 minutes on 2 idle CPU cores, measured at
-    # 25 with XLA and the two models side by side (README, Results).
+    # 22.4 with XLA and the two models side by side (README, Results).
     # Untied: with Adam and a few epochs, tying the softmax to the
     # embedding slowed learning a lot (README, "Choices").
     "small": (
