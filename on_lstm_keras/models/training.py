@@ -214,7 +214,9 @@ class ValidationPerplexity(keras.callbacks.Callback):
                  bptt=_DEFAULT.bptt, verbose=1):
         super().__init__()
         self.batch_size = fitting_batch_size(ids, batch_size)
-        self.data = BPTTSequence(ids, self.batch_size, bptt)
+        # The same windows every epoch: cut once.
+        self.windows = data_arguments(
+            BPTTSequence(ids, self.batch_size, bptt))
         self.verbose = verbose
         self.evaluator = None
 
@@ -228,8 +230,8 @@ class ValidationPerplexity(keras.callbacks.Callback):
         else:
             self.evaluator.copy_weights_from(self.model)
         self.evaluator.reset_rnn_states()
-        result = self.evaluator.evaluate(**data_arguments(self.data),
-                                         verbose=0, return_dict=True)
+        result = self.evaluator.evaluate(**self.windows, verbose=0,
+                                         return_dict=True)
         perplexity = float(result["perplexity"])
         if self.verbose:
             print(f"Epoch {epoch + 1}: validation perplexity {perplexity:.2f}")
