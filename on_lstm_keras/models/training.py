@@ -2,11 +2,11 @@
 
 `train_language_model` wires the pieces that make `fit` behave like the
 paper's training loop: windows in order with the state carried between
-them (`BPTTSequence`, as arrays, `shuffle=False`), states reset at every epoch,
-gradient clipping, validation perplexity on a separate stateful copy with
-its own batch size, a checkpoint every epoch, the best model by validation
-perplexity and a CSV log. Since it is plain `fit`, any Keras callback can
-be added.
+them (`BPTTSequence`, as arrays, `shuffle=False`), states reset at every
+epoch, gradient clipping, validation perplexity on a separate stateful copy
+with its own batch size, a checkpoint every epoch, the best model by
+validation perplexity and a CSV log. Since it is plain `fit`, any Keras
+callback can be added.
 
 Nothing is lost on a crash: every file is written atomically (temporary
 file, fsync, rename), and an epoch checkpoint is a weights file plus
