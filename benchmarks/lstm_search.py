@@ -32,9 +32,11 @@ the directory is locked while the search runs:
   cell (lowest perplexity measured), each cell's best perplexity at
   equal training times (a quarter, half, three quarters and all of the
   time budget, or of the shortest trial's time if some trial stopped
-  earlier, each trial with its lowest measurement by then), and the
+  earlier, each trial with its lowest measurement by then), the
   unigram perplexity of the validation slice (the training words'
-  frequencies, add-one smoothed): the plateau;
+  frequencies, add-one smoothed): the plateau, and when each trial left
+  it (its first measurement 10% or more below it; per cell, how many
+  trials did and the earliest time);
 - `curves.png`: validation perplexity against training seconds, the best
   trial of each cell drawn bold, every other trial faint, the unigram
   perplexity dashed;
@@ -99,6 +101,9 @@ REPLACED = {"learning_rate": "--lrs", "initializer": "--initializers",
             "epochs": "--budget-seconds / --budget-steps"}
 # A gate activation counts as saturated below LOW or above HIGH.
 LOW, HIGH = 0.05, 0.95
+# A trial has left the unigram plateau at its first measurement at least
+# 10% below the unigram perplexity of the validation slice.
+OFF_PLATEAU = 0.9
 CELL_COLOURS = {"onlstm": "#4c72b0", "lstm": "#dd8452"}
 
 
@@ -352,7 +357,7 @@ def write_outputs(args, trials, rows):
     writer.writeheader()
     writer.writerows({k: row[k] for k in COLUMNS} for row in rows)
     write_text(os.path.join(args.output, TRIALS_FILE), text.getvalue())
-    summary = summarise(trials, rows, args.budget_seconds)
+    summary = summarise(trials, rows, args.budget_seconds, args.unigram)
     summary["settings"] = recorded_settings(args)
     summary["unigram_val_ppl"] = round(args.unigram, 3)
     write_json(os.path.join(args.output, SUMMARY_FILE), summary)
@@ -396,7 +401,7 @@ def at_time(curve, seconds=math.inf):
                default=math.inf)
 
 
-def summarise(trials, rows, budget_seconds=0.0):
+def summarise(trials, rows, budget_seconds=0.0, unigram=None):
     """The best trial of each cell and each cell's best perplexity at equal
     training times: a quarter, a half, three quarters and all of the
     common training time, each trial with its lowest perplexity measured
@@ -404,8 +409,19 @@ def summarise(trials, rows, budget_seconds=0.0):
     time budget, that budget is the common time, and at its end each
     trial counts with all its measurements (the last one is taken when it
     runs out, less than a step past the budget); else the common time is
-    the shortest trial's."""
+    the shortest trial's.
+
+    With the `unigram` perplexity of the validation slice, each trial
+    also gets `off_plateau`: the training seconds and steps of its first
+    measurement at most `OFF_PLATEAU` times the unigram perplexity
+    (`None` if none was), and the summary `off_plateau`: per cell, how
+    many of its trials left the plateau and the earliest seconds any did.
+    """
     curves = curves_of(rows)
+    if unigram is not None:
+        trials = [dict(t, off_plateau=off_plateau(curves[key_of(t)],
+                                                  unigram))
+                  for t in trials]
     best = {}
     for trial in trials:
         cell = trial["cell"]
@@ -434,7 +450,27 @@ def summarise(trials, rows, budget_seconds=0.0):
                 point[cell] = _number(min(value(t) for t in mine))
                 point[f"{cell}_best_trial"] = _number(value(top))
             equal.append(point)
-    return {"trials": trials, "best": best, "at_equal_time": equal}
+    summary = {"trials": trials, "best": best, "at_equal_time": equal}
+    if unigram is not None:
+        summary["off_plateau"] = {}
+        for cell in best:
+            left = [t["off_plateau"] for t in trials
+                    if t["cell"] == cell and t["off_plateau"]]
+            summary["off_plateau"][cell] = {
+                "trials": len(left),
+                "of": sum(t["cell"] == cell for t in trials),
+                "earliest_seconds": min((p["seconds"] for p in left),
+                                        default=None)}
+    return summary
+
+
+def off_plateau(curve, unigram):
+    """`{"seconds", "steps"}` of a trial's first measurement at most
+    `OFF_PLATEAU` times `unigram`, or `None`."""
+    for seconds, steps, ppl in curve:
+        if ppl <= OFF_PLATEAU * unigram:
+            return {"seconds": seconds, "steps": steps}
+    return None
 
 
 def _ppl(trial):
@@ -499,19 +535,28 @@ def draw_curves(rows, best, path, title=None, unigram=None):
 def print_table(summary, file=None):
     file = file or sys.stdout
     print(f"{'cell':7s} {'lr':>7s} {'init':8s} {'warmup':>6s} {'steps':>6s} "
-          f"{'seconds':>8s} {'best ppl':>9s} {'final ppl':>9s}", file=file)
+          f"{'seconds':>8s} {'best ppl':>9s} {'final ppl':>9s} "
+          f"{'off plateau':>11s}", file=file)
     for t in summary["trials"]:
         best = _shown(t["best_val_ppl"])
         final = "diverged" if t["diverged"] else _shown(t["final_val_ppl"])
+        left = t.get("off_plateau")
+        left = "never" if left is None else f"{left['seconds']:.0f} s"
         print(f"{t['cell']:7s} {t['lr']:7g} {t['initializer']:8s} "
               f"{t['warmup']:6d} {t['steps']:6d} {t['seconds']:8.1f} "
-              f"{best:>9s} {final:>9s}", file=file)
+              f"{best:>9s} {final:>9s} {left:>11s}", file=file)
     for cell, t in summary["best"].items():
         print(f"best {cell}: {trial_name(key_of(t))}, perplexity "
               f"{_shown(t['best_val_ppl'])}", file=file)
     if summary.get("unigram_val_ppl") is not None:
         print(f"unigram perplexity of the validation slice: "
-              f"{summary['unigram_val_ppl']:.1f}", file=file)
+              f"{summary['unigram_val_ppl']:.1f}; off the plateau: at most "
+              f"{OFF_PLATEAU:g} times that", file=file)
+    for cell, left in summary.get("off_plateau", {}).items():
+        when = left["earliest_seconds"]
+        print(f"{cell}: {left['trials']} of {left['of']} trials left the "
+              "plateau" + ("" if when is None else
+                           f", the first after {when:.0f} s"), file=file)
     if summary["at_equal_time"]:
         cells = list(summary["best"])
         print("best perplexity at equal training time (any trial / the best "

@@ -6,6 +6,7 @@ itself, end to end at a tiny scale."""
 
 import csv
 import dataclasses
+import io
 import json
 import math
 import os
@@ -398,6 +399,43 @@ def test_equal_time_takes_each_trials_best_so_far(search):
         "seconds": 10.0, "lstm": 600, "lstm_best_trial": 600,
         "onlstm": 200, "onlstm_best_trial": 200}
     assert summary["at_equal_time"][1]["lstm"] == 600
+
+
+def test_leaving_the_plateau_is_the_first_measurement_ten_percent_below(
+        search):
+    def rows(cell, lr, points):
+        return [dict(cell=cell, lr=lr, initializer="keras", warmup=0,
+                     seconds=s, steps=10 * k, val_ppl=p)
+                for k, (s, p) in enumerate(points)]
+
+    def trial(cell, lr, best):
+        return dict(cell=cell, lr=lr, initializer="keras", warmup=0,
+                    steps=30, seconds=12, best_val_ppl=best,
+                    final_val_ppl=best, diverged=False)
+
+    # Unigram 500: off the plateau at 450 or below.
+    measured = (rows("lstm", 1.0, [(0, 9000), (4, 480), (8, 451), (12, 460)])
+                + rows("lstm", 2.0, [(0, 9000), (4, 470), (8, 450), (12, 300)])
+                + rows("onlstm", 1.0, [(0, 9000), (3, 449), (6, 400)])
+                + rows("onlstm", 2.0, [(0, 9000), (5, 200)]))
+    trials = [trial("lstm", 1.0, 451), trial("lstm", 2.0, 300),
+              trial("onlstm", 1.0, 400), trial("onlstm", 2.0, 200)]
+    summary = search.summarise(trials, measured, unigram=500)
+    assert [t["off_plateau"] for t in summary["trials"]] == [
+        None, {"seconds": 8, "steps": 20}, {"seconds": 3, "steps": 10},
+        {"seconds": 5, "steps": 10}]
+    assert summary["off_plateau"] == {
+        "lstm": {"trials": 1, "of": 2, "earliest_seconds": 8},
+        "onlstm": {"trials": 2, "of": 2, "earliest_seconds": 3}}
+    assert summary["best"]["lstm"]["off_plateau"] == {"seconds": 8,
+                                                      "steps": 20}
+    out = io.StringIO()
+    search.print_table(dict(summary, unigram_val_ppl=500), file=out)
+    lines = out.getvalue().splitlines()
+    assert lines[1].endswith(" never") and lines[2].endswith(" 8 s")
+    assert "lstm: 1 of 2 trials left the plateau, the first after 8 s" in lines
+    # Without the unigram perplexity nothing is added.
+    assert "off_plateau" not in search.summarise(trials, measured)
 
 
 def test_the_unigram_plateau_by_hand(search):
