@@ -136,15 +136,34 @@ def parse_args(argv=None):
     return args
 
 
-def _cpu_model():
+def _cpu_info(path="/proc/cpuinfo"):
+    """The processor's name and, where the system says (Linux), its
+    family, model and stepping and the widest vector extensions it has:
+    two machines of one name ("AMD EPYC" under a hypervisor) can differ
+    threefold in a training step, and these tell them apart."""
+    fields = {}
     try:
-        with open("/proc/cpuinfo") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if not key:
+                    break  # the first processor's block is enough
+                fields[key] = value.strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine()
+    info = {"cpu": fields.get("model name")
+            or platform.processor() or platform.machine()}
+    ident = [f"{k} {fields[k]}" for k in ("cpu family", "model", "stepping")
+             if k in fields]
+    if ident:
+        info["cpu_id"] = ", ".join(ident)
+    if "flags" in fields:
+        flags = fields["flags"].split()
+        info["cpu_vector"] = " ".join(
+            flag for flag in ("avx2", "avx512f", "avx512_bf16", "amx_tile")
+            if flag in flags) or "none of avx2, avx512f"
+    return info
 
 
 def _version(module):
@@ -157,7 +176,7 @@ def _version(module):
 def environment():
     """What a figure depends on: the machine, threads and versions."""
     env = {
-        "cpu": _cpu_model(),
+        **_cpu_info(),
         "logical_cores": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),

@@ -44,6 +44,27 @@ def test_environment_names_the_machine(bench):
         assert env["usable_cores"] == len(os.sched_getaffinity(0))
 
 
+def test_cpu_info_tells_two_machines_of_one_name_apart(bench, tmp_path):
+    # Two processors' blocks as Linux writes them; the first one counts.
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n"
+        "model\t\t: 2\nmodel name\t: AMD EPYC\nstepping\t: 1\n"
+        "flags\t\t: fpu sse2 avx avx2 fma avx512f avx512bw avx512_bf16\n"
+        "\nprocessor\t: 1\ncpu family\t: 23\nmodel\t\t: 49\n")
+    assert bench._cpu_info(str(cpuinfo)) == {
+        "cpu": "AMD EPYC", "cpu_id": "cpu family 26, model 2, stepping 1",
+        "cpu_vector": "avx2 avx512f avx512_bf16"}
+    older = tmp_path / "older"
+    older.write_text("cpu family\t: 23\nmodel\t\t: 49\nmodel name\t: "
+                     "AMD EPYC\nflags\t\t: fpu sse2 avx\n")
+    assert bench._cpu_info(str(older)) == {
+        "cpu": "AMD EPYC", "cpu_id": "cpu family 23, model 49",
+        "cpu_vector": "none of avx2, avx512f"}
+    # No /proc/cpuinfo (macOS, Windows): the platform's own name.
+    assert bench._cpu_info(str(tmp_path / "absent"))["cpu"]
+
+
 def test_cpu_time_tells_work_from_waiting(bench):
     def work():  # at least 20 ms of this process's CPU time
         start = time.process_time()
