@@ -190,9 +190,13 @@ def test_training_reads_the_same_batches_as_arrays_as_through_the_sequence(
     monkeypatch.setattr(training, "ARRAY_TOKENS", 0)
     as_sequence, sequence_logs = run(tmp_path / "b")
     assert len(items) > 2 * len(BPTTSequence(ids, 4, 7))
-    # To rounding: the two paths compile to slightly different programs.
+    # To rounding: the two paths compile to slightly different programs,
+    # whose sums differ by CPU: after the two epochs at lr 0.05 the weights
+    # were 1.8e-6 apart on one machine and 1.7e-5 on an AVX-512 one (the
+    # same every run there); with the windows in the wrong order they
+    # differ by 0.35.
     for a, b in zip(as_arrays.trainable_weights, as_sequence.trainable_weights):
-        np.testing.assert_allclose(np_(a), np_(b), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(np_(a), np_(b), rtol=1e-4, atol=1e-4)
     for key in ("loss", "perplexity", "val_perplexity"):
         np.testing.assert_allclose(logs[key], sequence_logs[key], rtol=1e-5)
 
