@@ -4,6 +4,7 @@
 #     python examples/rrnn_chars.py [--epochs 2] [--train 10000]
 #         [--rrnn-train 1000] [--rrnn-epochs 2] [--rrnn-fix-epochs 1]
 #         [--replay tree] [--gru-trials 3] [--rrnn-gru-trials 0]
+#         [--lr-range 0.001,0.01] [--models gru,rrnn_gru,rrnn]
 #         [--seed 0] [--json]
 #
 # The character-level experiment of the RRNN paper (Qian, Kennedy and
@@ -68,6 +69,12 @@ ALPHABET = " abcdefghijklmnopqrstuvwxyz"
 # GRU; the full RRNN 5.5% lower on validation and 1.9% on test.
 PAPER = {"rrnn_gru": {"valid": None, "test": 5.8},
          "rrnn": {"valid": 5.5, "test": 1.9}}
+MODELS = ("gru", "rrnn_gru", "rrnn")
+LABELS = {"gru": "GRU", "rrnn_gru": "RRNN-GRU", "rrnn": "RRNN"}
+# A model that does worse than guessing every character with equal
+# probability has diverged (or never learned): its trial is marked failed
+# and never chosen.
+UNIFORM_BPC = math.log2(len(ALPHABET))
 
 
 def parse_args(argv=None):
@@ -104,6 +111,14 @@ def parse_args(argv=None):
                              "weights (default: the tuned GRU's)")
     parser.add_argument("--gru-trials", type=int, default=3,
                         help="trials of the GRU's random search")
+    parser.add_argument("--lr-range", default="0.001,0.01",
+                        help="LOW,HIGH: the random search draws learning "
+                             "rates log-uniformly between these")
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="which models to train, comma-separated, from "
+                             f"{', '.join(MODELS)} (the GRU always: it is "
+                             "the baseline and sets the others' learning "
+                             "rate)")
     parser.add_argument("--score-units", type=int, default=16)
     parser.add_argument("--pool", default="roots", choices=("all", "roots"))
     parser.add_argument("--margin-weight", type=float, default=0.1)
@@ -147,6 +162,21 @@ def parse_args(argv=None):
     if args.score_rate is not None and not args.score_rate > 0:
         parser.error("--score-rate must be positive, received "
                      f"{args.score_rate}")
+    try:
+        low, high = (float(v) for v in args.lr_range.split(","))
+    except ValueError:
+        parser.error("--lr-range must be two numbers LOW,HIGH, received "
+                     f"{args.lr_range!r}")
+    if not 0 < low <= high or not math.isfinite(high):
+        parser.error("--lr-range needs 0 < LOW <= HIGH, received "
+                     f"{args.lr_range!r}")
+    args.lr_range = (low, high)
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    unknown = [m for m in models if m not in MODELS]
+    if unknown or "gru" not in models:
+        parser.error(f"--models takes names from {', '.join(MODELS)} and "
+                     f"must include gru, received {args.models!r}")
+    args.models = [m for m in MODELS if m in models]
     return args
 
 
@@ -204,6 +234,29 @@ print(f"sample: {''.join(ALPHABET[c] for c in train_y[0])!r}; "
       f"backend: {keras.backend.backend()}")
 
 
+def failed(score):
+    """Whether a validation BPC says its training diverged or never
+    learned: not finite, or worse than the uniform guess."""
+    return not math.isfinite(score) or score > UNIFORM_BPC
+
+
+def draw_settings(count):
+    """The random search's `count` draws of (learning rate, batch size),
+    the same for every model of a seed."""
+    draws = np.random.RandomState(args.seed + 1)
+    low, high = (math.log10(v) for v in args.lr_range)
+    return [(float(10 ** draws.uniform(low, high)),
+             int(draws.choice([16, 32, 64]))) for _ in range(count)]
+
+
+def trial_line(name, rate, batch, score):
+    """One line of a random search's report."""
+    return (f"{name}: learning rate {rate:.4f}, batch {batch}: "
+            + (f"failed (valid BPC {score:.4g}, worse than the uniform "
+               f"guess's {UNIFORM_BPC:.3f})" if failed(score)
+               else f"valid BPC {score:.3f}"))
+
+
 def bpc(logits, targets):
     """Mean cross-entropy in bits per character."""
     logits = logits - logits.max(-1, keepdims=True)
@@ -219,19 +272,18 @@ results, times = {}, {}
 # %% [markdown]
 # ## 2. GRU, tuned by a small random search
 #
-# Each trial draws a learning rate (log-uniform in [1e-3, 1e-2]) and a
-# batch size (16, 32 or 64), trains for `--epochs` epochs on the same
-# `--train` sequences as the RRNN-GRU, and is scored on validation. The best
+# Each trial draws a learning rate (log-uniform in `--lr-range`, by
+# default [1e-3, 1e-2]) and a batch size (16, 32 or 64), trains for
+# `--epochs` epochs on the same `--train` sequences as the RRNN-GRU, and is
+# scored on validation. A trial worse than the uniform guess (4.755 BPC)
+# has failed (diverged or never learned) and is not chosen. The best
 # trial is the baseline; its learning rate and batch size are used by the
 # RRNN models too.
 
 # %%
-search_rng = np.random.RandomState(args.seed + 1)
 best = None
 gru_started = time.time()
-for trial in range(args.gru_trials):
-    rate = float(10 ** search_rng.uniform(-3, -2))
-    batch = int(search_rng.choice([16, 32, 64]))
+for trial, (rate, batch) in enumerate(draw_settings(args.gru_trials)):
     inputs = keras.Input(shape)
     gru = keras.layers.GRU(args.units, reset_after=False,
                            return_sequences=True)
@@ -241,11 +293,14 @@ for trial in range(args.gru_trials):
     model.fit(train_x[: args.train], train_y[: args.train], batch_size=batch,
               epochs=args.epochs, verbose=0)
     score = bpc(model.predict(valid_x, verbose=0), valid_y)
-    print(f"GRU trial {trial + 1}: learning rate {rate:.4f}, batch {batch}: "
-          f"valid BPC {score:.3f}")
-    if best is None or score < best["valid"]:
+    print(trial_line(f"GRU trial {trial + 1}", rate, batch, score))
+    if not failed(score) and (best is None or score < best["valid"]):
         best = {"valid": score, "rate": rate, "batch": batch, "gru": gru,
                 "model": model}
+if best is None:
+    sys.exit(f"every one of the {args.gru_trials} GRU trials failed "
+             f"(--lr-range {args.lr_range[0]:g},{args.lr_range[1]:g}): "
+             "lower the learning rates")
 times["gru"] = time.time() - gru_started
 gru = best["gru"]
 results["gru"] = {
@@ -272,7 +327,9 @@ print(f"GRU: best learning rate {best['rate']:.4f}, batch {best['batch']}")
 # (`--clipnorm`). By default it is trained once, at the GRU's best learning
 # rate and batch size; with `--rrnn-gru-trials N` it gets the GRU's tuning
 # budget instead: the same N draws of learning rate and batch size as the
-# GRU's search, the best on validation kept.
+# GRU's search, the best on validation kept (a failed trial only if every
+# one failed, and the model is then marked failed). `--models gru,rrnn_gru`
+# leaves out the full RRNN below.
 
 # %%
 rrnn_gru_started = time.time()
@@ -299,34 +356,38 @@ def train_rrnn_gru(rate, batch):
     return model, keras.Model(inputs, layer_trees)
 
 
-if args.rrnn_gru_trials == 0:
-    trials = [(best["rate"], best["batch"])]
-else:  # the GRU's draws, so both get the same settings to choose from
-    draws = np.random.RandomState(args.seed + 1)
-    trials = [(float(10 ** draws.uniform(-3, -2)),
-               int(draws.choice([16, 32, 64])))
-              for _ in range(args.rrnn_gru_trials)]
-chosen_trial = None
-for rate, batch in trials:
-    model, reader = train_rrnn_gru(rate, batch)
-    score = bpc(model.predict(valid_x, verbose=0), valid_y)
-    if len(trials) > 1:
-        print(f"RRNN-GRU trial: learning rate {rate:.4f}, batch {batch}: "
-              f"valid BPC {score:.3f}")
-    if chosen_trial is None or score < chosen_trial[0]:
-        chosen_trial = (score, model, reader)
-_, rrnn_gru_model, tuple_reader = chosen_trial
-results["rrnn_gru"] = {
-    "valid_bpc": chosen_trial[0],
-    "test_bpc": bpc(rrnn_gru_model.predict(test_x, verbose=0), test_y),
-}
-times["rrnn_gru"] = time.time() - rrnn_gru_started
-# Which tuple each searched node leans to (the argmax of its mixture).
-chosen = tuple_reader.predict(test_x[:200], verbose=0)[..., 2]
-gru_tuples = np.array([k for _, _, k, _, _ in gru_tree()])
-print(f"RRNN-GRU: valid BPC {results['rrnn_gru']['valid_bpc']:.3f}; "
-      f"share of nodes leaning to the GRU's tuple: "
-      f"{(chosen == gru_tuples).mean():.1%}")
+if "rrnn_gru" in args.models:
+    if args.rrnn_gru_trials == 0:
+        trials = [(best["rate"], best["batch"])]
+    else:  # the GRU's draws, so both get the same settings to choose from
+        trials = draw_settings(args.rrnn_gru_trials)
+    chosen_trial = None
+    for trial, (rate, batch) in enumerate(trials):
+        model, reader = train_rrnn_gru(rate, batch)
+        score = bpc(model.predict(valid_x, verbose=0), valid_y)
+        if len(trials) > 1:
+            print(trial_line(f"RRNN-GRU trial {trial + 1}", rate, batch,
+                             score))
+        # A failed trial is kept only while no trial has trained.
+        if (chosen_trial is None or failed(chosen_trial[0])
+                or (not failed(score) and score < chosen_trial[0])):
+            chosen_trial = (score, model, reader)
+    _, rrnn_gru_model, tuple_reader = chosen_trial
+    results["rrnn_gru"] = {
+        "valid_bpc": chosen_trial[0],
+        "test_bpc": bpc(rrnn_gru_model.predict(test_x, verbose=0), test_y),
+    }
+    if failed(chosen_trial[0]):
+        results["rrnn_gru"]["failed"] = True
+        print(f"RRNN-GRU: every one of its {len(trials)} trainings "
+              "failed")
+    times["rrnn_gru"] = time.time() - rrnn_gru_started
+    # Which tuple each searched node leans to (the argmax of its mixture).
+    chosen = tuple_reader.predict(test_x[:200], verbose=0)[..., 2]
+    gru_tuples = np.array([k for _, _, k, _, _ in gru_tree()])
+    print(f"RRNN-GRU: valid BPC {results['rrnn_gru']['valid_bpc']:.3f}; "
+          f"share of nodes leaning to the GRU's tuple: "
+          f"{(chosen == gru_tuples).mean():.1%}")
 
 # %% [markdown]
 # ## 4. Full RRNN
@@ -353,76 +414,80 @@ print(f"RRNN-GRU: valid BPC {results['rrnn_gru']['valid_bpc']:.3f}; "
 # search.
 
 # %%
-rrnn_started = time.time()
-settings = dict(
-    score_units=args.score_units,
-    pool=args.pool,
-    margin_weight=args.margin_weight,
-    kernel_regularizer=keras.regularizers.L2(args.l2),
-    recurrent_regularizer=keras.regularizers.L2(args.l2),
-    return_sequences=True,
-    return_trees=True,
-    return_nodes=True,
-)
-if args.warm_start:
-    rrnn = RRNN.from_gru(gru, selection="hard", **settings)
-else:
-    rrnn = RRNN(args.units, **settings)
-target = RRNN.from_gru(gru, return_trees=True, return_nodes=True,
-                       trainable=False, name="gru_target")
-inputs = keras.Input(shape)
-hidden, trees, nodes = rrnn(inputs)
-_, target_trees, target_nodes = target(inputs)
-distance = RRNNTreeDistance(args.td_weight)(
-    [trees, nodes, target_trees, target_nodes])
-logits = keras.layers.Dense(len(ALPHABET))(hidden)
-rrnn_model = keras.Model(inputs, [logits, distance])
-score_rate = args.score_rate or best["rate"]
-schedule = fit_search_and_fix(
-    rrnn_model, rrnn, train_x[: args.rrnn_train], train_y[: args.rrnn_train],
-    trees_model=keras.Model(inputs, trees),
-    validation_data=(valid_x, valid_y),
-    score_optimizer=keras.optimizers.Adam(score_rate, **clip),
-    cell_optimizer=keras.optimizers.Adam(best["rate"], **clip),
-    loss=[loss, None], batch_size=best["batch"],
-    search_epochs=args.rrnn_epochs, fix_epochs=args.rrnn_fix_epochs,
-    replay=args.replay)
-gru_row = np.array(normalize_tree(gru_tree(), operations=rrnn.operations,
-                                  activations=rrnn.activations))
-for record in schedule["epochs"]:
-    tree = record["tree"]
-    name = ("the GRU tree" if tree is not None
-            and np.array_equal(np.array(tree), gru_row) else "another tree")
-    print(f"RRNN {record['stage']} epoch ({record['trained']} weights): "
-          f"loss {record['loss']:.3f}, valid loss {record['val_loss']:.3f}, "
-          f"most frequent tree: {name}")
+if "rrnn" in args.models:
+    rrnn_started = time.time()
+    settings = dict(
+        score_units=args.score_units,
+        pool=args.pool,
+        margin_weight=args.margin_weight,
+        kernel_regularizer=keras.regularizers.L2(args.l2),
+        recurrent_regularizer=keras.regularizers.L2(args.l2),
+        return_sequences=True,
+        return_trees=True,
+        return_nodes=True,
+    )
+    if args.warm_start:
+        rrnn = RRNN.from_gru(gru, selection="hard", **settings)
+    else:
+        rrnn = RRNN(args.units, **settings)
+    target = RRNN.from_gru(gru, return_trees=True, return_nodes=True,
+                           trainable=False, name="gru_target")
+    inputs = keras.Input(shape)
+    hidden, trees, nodes = rrnn(inputs)
+    _, target_trees, target_nodes = target(inputs)
+    distance = RRNNTreeDistance(args.td_weight)(
+        [trees, nodes, target_trees, target_nodes])
+    logits = keras.layers.Dense(len(ALPHABET))(hidden)
+    rrnn_model = keras.Model(inputs, [logits, distance])
+    score_rate = args.score_rate or best["rate"]
+    schedule = fit_search_and_fix(
+        rrnn_model, rrnn, train_x[: args.rrnn_train],
+        train_y[: args.rrnn_train],
+        trees_model=keras.Model(inputs, trees),
+        validation_data=(valid_x, valid_y),
+        score_optimizer=keras.optimizers.Adam(score_rate, **clip),
+        cell_optimizer=keras.optimizers.Adam(best["rate"], **clip),
+        loss=[loss, None], batch_size=best["batch"],
+        search_epochs=args.rrnn_epochs, fix_epochs=args.rrnn_fix_epochs,
+        replay=args.replay)
+    gru_row = np.array(normalize_tree(
+        gru_tree(), operations=rrnn.operations, activations=rrnn.activations))
+    for record in schedule["epochs"]:
+        tree = record["tree"]
+        name = ("the GRU tree" if tree is not None
+                and np.array_equal(np.array(tree), gru_row)
+                else "another tree")
+        print(f"RRNN {record['stage']} epoch ({record['trained']} "
+              f"weights): loss {record['loss']:.3f}, valid loss "
+              f"{record['val_loss']:.3f}, most frequent tree: {name}")
 
+    def evaluate_rrnn():
+        """Logits on validation and test, and the trees on test, of a model
+        built afresh (so that it runs the cell as it is set now)."""
+        predictor = keras.Model(inputs, [logits, trees, distance])
+        valid_logits, _, _ = predictor.predict(valid_x, verbose=0,
+                                               batch_size=64)
+        test_logits, test_trees, test_td = predictor.predict(
+            test_x, verbose=0, batch_size=64)
+        return valid_logits, test_logits, test_trees, test_td
 
-def evaluate_rrnn():
-    """Logits on validation and test, and the trees on test, of a model
-    built afresh (so that it runs the cell as it is set now)."""
-    predictor = keras.Model(inputs, [logits, trees, distance])
-    valid_logits, _, _ = predictor.predict(valid_x, verbose=0, batch_size=64)
-    test_logits, test_trees, test_td = predictor.predict(
-        test_x, verbose=0, batch_size=64)
-    return valid_logits, test_logits, test_trees, test_td
-
-
-# The search's trees, after training.
-_, _, test_trees, test_td = evaluate_rrnn()
-best_tree = schedule["best_tree"]
-if best_tree is not None:
-    with replaying(rrnn.cell, best_tree):
+    # The search's trees, after training.
+    _, _, test_trees, test_td = evaluate_rrnn()
+    best_tree = schedule["best_tree"]
+    if best_tree is not None:
+        with replaying(rrnn.cell, best_tree):
+            valid_logits, test_logits, _, _ = evaluate_rrnn()
+        print("RRNN: the fixed tree is "
+              + ("the GRU tree" if np.array_equal(np.array(best_tree), gru_row)
+                 else "not the GRU tree") + ": "
+              + rrnn.tree_expression(np.array(best_tree)))
+    else:
         valid_logits, test_logits, _, _ = evaluate_rrnn()
-    print("RRNN: the fixed tree is "
-          + ("the GRU tree" if np.array_equal(np.array(best_tree), gru_row)
-             else "not the GRU tree") + ": "
-          + rrnn.tree_expression(np.array(best_tree)))
-else:
-    valid_logits, test_logits, _, _ = evaluate_rrnn()
-results["rrnn"] = {"valid_bpc": bpc(valid_logits, valid_y),
-                   "test_bpc": bpc(test_logits, test_y)}
-times["rrnn"] = time.time() - rrnn_started
+    results["rrnn"] = {"valid_bpc": bpc(valid_logits, valid_y),
+                       "test_bpc": bpc(test_logits, test_y)}
+    if failed(results["rrnn"]["valid_bpc"]):
+        results["rrnn"]["failed"] = True
+    times["rrnn"] = time.time() - rrnn_started
 
 # %% [markdown]
 # ## 5. Results
@@ -435,10 +500,10 @@ times["rrnn"] = time.time() - rrnn_started
 # %%
 print()
 print(f"{'model':<9} {'valid BPC':>10} {'test BPC':>10} {'time':>8}")
-for name, label in (("gru", "GRU"), ("rrnn_gru", "RRNN-GRU"),
-                    ("rrnn", "RRNN")):
-    print(f"{label:<9} {results[name]['valid_bpc']:>10.3f} "
-          f"{results[name]['test_bpc']:>10.3f} {times[name]:>7.0f}s")
+for name in args.models:
+    print(f"{LABELS[name]:<9} {results[name]['valid_bpc']:>10.4g} "
+          f"{results[name]['test_bpc']:>10.4g} {times[name]:>7.0f}s"
+          + ("  failed" if results[name].get("failed") else ""))
 
 
 def gain(name, split):
@@ -447,46 +512,59 @@ def gain(name, split):
     return 100.0 * (base - ours) / base
 
 
-print(f"mean tree distance of the full RRNN's search to the GRU tree on "
-      f"test: "
-      f"{test_td.mean():.2f}")
-gru_expression = rrnn.tree_expression(gru_row)
-counts = rrnn.most_common_trees(test_trees, top=None)
-total = test_trees.shape[0] * test_trees.shape[1]
-is_gru = sum(c for text, c, _ in counts if text == gru_expression)
+if "rrnn" in args.models:
+    print(f"mean tree distance of the full RRNN's search to the GRU tree "
+          f"on test: {test_td.mean():.2f}")
+    gru_expression = rrnn.tree_expression(gru_row)
+    counts = rrnn.most_common_trees(test_trees, top=None)
+    total = test_trees.shape[0] * test_trees.shape[1]
+    is_gru = sum(c for text, c, _ in counts if text == gru_expression)
 
+    def under_root(tree):
+        """Slots the root's value depends on (a tree may leave merges
+        unused with pool "all")."""
+        seen, stack = set(), [len(tree) + 2]
+        while stack:
+            slot = stack.pop()
+            if slot not in seen:
+                seen.add(slot)
+                if slot >= 3:
+                    stack.extend(int(c) for c in tree[slot - 3][:2])
+        return seen
 
-def under_root(tree):
-    """Slots the root's value depends on (a tree may leave merges unused
-    with pool "all")."""
-    seen, stack = set(), [len(tree) + 2]
-    while stack:
-        slot = stack.pop()
-        if slot not in seen:
-            seen.add(slot)
-            if slot >= 3:
-                stack.extend(int(c) for c in tree[slot - 3][:2])
-    return seen
-
-
-reached = [under_root(tree) for tree in test_trees.reshape(
-    -1, rrnn.iterations, 5)]
-print(f"full RRNN: {np.mean([1 in r for r in reached]):.0%} of test steps "
-      f"depend on h_(t-1); the tree under h_t uses "
-      f"{np.mean([len([s for s in r if s >= 3]) for r in reached]):.1f} of "
-      f"{rrnn.iterations} merges")
-print(f"full RRNN: GRU tree at {is_gru}/{total} test steps; "
-      f"{len(counts)} distinct trees; most frequent:")
-for text, count, share in counts[: args.top]:
-    print(f"  {share:6.1%}  {text}")
+    reached = [under_root(tree) for tree in test_trees.reshape(
+        -1, rrnn.iterations, 5)]
+    print(f"full RRNN: {np.mean([1 in r for r in reached]):.0%} of test "
+          f"steps depend on h_(t-1); the tree under h_t uses "
+          f"{np.mean([len([s for s in r if s >= 3]) for r in reached]):.1f} "
+          f"of {rrnn.iterations} merges")
+    print(f"full RRNN: GRU tree at {is_gru}/{total} test steps; "
+          f"{len(counts)} distinct trees; most frequent:")
+    for text, count, share in counts[: args.top]:
+        print(f"  {share:6.1%}  {text}")
 print(f"total time: {time.time() - started:.0f} s")
-print(f"vs the tuned GRU: RRNN-GRU {gain('rrnn_gru', 'valid'):+.1f}% valid, "
-      f"{gain('rrnn_gru', 'test'):+.1f}% test (paper: "
-      f"{PAPER['rrnn_gru']['test']}% better); full RRNN "
-      f"{gain('rrnn', 'valid'):+.1f}% valid, {gain('rrnn', 'test'):+.1f}% "
-      f"test (paper: {PAPER['rrnn']['valid']}% better on validation, "
-      f"{PAPER['rrnn']['test']}% on test)")
+against = []
+if "rrnn_gru" in args.models:
+    against.append(f"RRNN-GRU {gain('rrnn_gru', 'valid'):+.1f}% valid, "
+                   f"{gain('rrnn_gru', 'test'):+.1f}% test (paper: "
+                   f"{PAPER['rrnn_gru']['test']}% better)")
+if "rrnn" in args.models:
+    against.append(f"full RRNN {gain('rrnn', 'valid'):+.1f}% valid, "
+                   f"{gain('rrnn', 'test'):+.1f}% test (paper: "
+                   f"{PAPER['rrnn']['valid']}% better on validation, "
+                   f"{PAPER['rrnn']['test']}% on test)")
+if against:
+    print("vs the tuned GRU: " + "; ".join(against))
+
+
+def json_value(value):
+    """A BPC rounded for the JSON line (null when it is not finite)."""
+    if isinstance(value, bool):
+        return value
+    return round(value, 4) if math.isfinite(value) else None
+
+
 if args.json:
-    print(json.dumps({name: {key: round(value, 4)
+    print(json.dumps({name: {key: json_value(value)
                              for key, value in scores.items()}
                       for name, scores in results.items()}))
