@@ -249,12 +249,26 @@ def draw_settings(count):
              int(draws.choice([16, 32, 64]))) for _ in range(count)]
 
 
-def trial_line(name, rate, batch, score):
-    """One line of a random search's report."""
-    return (f"{name}: learning rate {rate:.4f}, batch {batch}: "
-            + (f"failed (valid BPC {score:.4g}, worse than the uniform "
-               f"guess's {UNIFORM_BPC:.3f})" if failed(score)
-               else f"valid BPC {score:.3f}"))
+def search(label, trials, train, report=True):
+    """Trains `train(rate, batch)` (which returns the model first) at each
+    `(rate, batch)` of `trials`, scores it on validation and, with
+    `report`, prints a line per trial. Returns `(score, rate, batch,
+    trained)` of the best trial, a failed one only when every one failed.
+    """
+    chosen = None
+    for trial, (rate, batch) in enumerate(trials):
+        trained = train(rate, batch)
+        score = bpc(trained[0].predict(valid_x, verbose=0), valid_y)
+        if report:
+            print(f"{label} trial {trial + 1}: learning rate {rate:.4f}, "
+                  f"batch {batch}: "
+                  + (f"failed (valid BPC {score:.4g}, worse than the "
+                     f"uniform guess's {UNIFORM_BPC:.3f})" if failed(score)
+                     else f"valid BPC {score:.3f}"))
+        if (chosen is None or failed(chosen[0])
+                or (not failed(score) and score < chosen[0])):
+            chosen = (score, rate, batch, trained)
+    return chosen
 
 
 def bpc(logits, targets):
@@ -281,28 +295,29 @@ results, times = {}, {}
 # RRNN models too.
 
 # %%
-best = None
-gru_started = time.time()
-for trial, (rate, batch) in enumerate(draw_settings(args.gru_trials)):
+def train_gru(rate, batch):
+    """A GRU language model trained at one learning rate and batch size:
+    the model and its GRU layer."""
     inputs = keras.Input(shape)
-    gru = keras.layers.GRU(args.units, reset_after=False,
-                           return_sequences=True)
+    layer = keras.layers.GRU(args.units, reset_after=False,
+                             return_sequences=True)
     model = keras.Model(inputs, keras.layers.Dense(len(ALPHABET))(
-        gru(inputs)))
+        layer(inputs)))
     model.compile(keras.optimizers.Adam(rate), loss=loss)
     model.fit(train_x[: args.train], train_y[: args.train], batch_size=batch,
               epochs=args.epochs, verbose=0)
-    score = bpc(model.predict(valid_x, verbose=0), valid_y)
-    print(trial_line(f"GRU trial {trial + 1}", rate, batch, score))
-    if not failed(score) and (best is None or score < best["valid"]):
-        best = {"valid": score, "rate": rate, "batch": batch, "gru": gru,
-                "model": model}
-if best is None:
+    return model, layer
+
+
+gru_started = time.time()
+score, rate, batch, (model, gru) = search(
+    "GRU", draw_settings(args.gru_trials), train_gru)
+best = {"valid": score, "rate": rate, "batch": batch, "model": model}
+if failed(score):
     sys.exit(f"every one of the {args.gru_trials} GRU trials failed "
              f"(--lr-range {args.lr_range[0]:g},{args.lr_range[1]:g}): "
              "lower the learning rates")
 times["gru"] = time.time() - gru_started
-gru = best["gru"]
 results["gru"] = {
     "valid_bpc": best["valid"],
     "test_bpc": bpc(best["model"].predict(test_x, verbose=0), test_y),
@@ -361,23 +376,13 @@ if "rrnn_gru" in args.models:
         trials = [(best["rate"], best["batch"])]
     else:  # the GRU's draws, so both get the same settings to choose from
         trials = draw_settings(args.rrnn_gru_trials)
-    chosen_trial = None
-    for trial, (rate, batch) in enumerate(trials):
-        model, reader = train_rrnn_gru(rate, batch)
-        score = bpc(model.predict(valid_x, verbose=0), valid_y)
-        if len(trials) > 1:
-            print(trial_line(f"RRNN-GRU trial {trial + 1}", rate, batch,
-                             score))
-        # A failed trial is kept only while no trial has trained.
-        if (chosen_trial is None or failed(chosen_trial[0])
-                or (not failed(score) and score < chosen_trial[0])):
-            chosen_trial = (score, model, reader)
-    _, rrnn_gru_model, tuple_reader = chosen_trial
+    score, _, _, (rrnn_gru_model, tuple_reader) = search(
+        "RRNN-GRU", trials, train_rrnn_gru, report=len(trials) > 1)
     results["rrnn_gru"] = {
-        "valid_bpc": chosen_trial[0],
+        "valid_bpc": score,
         "test_bpc": bpc(rrnn_gru_model.predict(test_x, verbose=0), test_y),
     }
-    if failed(chosen_trial[0]):
+    if failed(score):
         results["rrnn_gru"]["failed"] = True
         print(f"RRNN-GRU: every one of its {len(trials)} trainings "
               "failed")
