@@ -404,6 +404,10 @@ def reference_rrnn_gru(layer, x):
     cell = layer.cell
     K, units = cell.tuples, cell.units
     w = {v.name: np_(v).astype("float64") for v in cell.weights}
+    if cell.fixed_identity:  # the last tuple is (I, I, 0), whatever is stored
+        for name in ("kernel", "left_kernel", "right_kernel"):
+            w[name][:, (K - 1) * units :] = np.eye(len(w[name]), units)
+        w["bias"][(K - 1) * units :] = 0.0
     prior = w["merge_prior"].reshape(6, K)
     skeleton = gru_tree()
     gates = {0: 0, 1: 1, 6: 0}
@@ -501,6 +505,61 @@ def test_rrnn_gru_from_gru_equals_keras_gru():
     expected = np_(gru(x))
     layer = RRNN.from_gru(gru, selection="hard", variant="rrnn_gru")
     np.testing.assert_allclose(np_(layer(x)), expected, atol=1e-5)
+
+
+@backend
+def test_fixed_identity_computes_with_the_identity_tuple():
+    """With `fixed_identity` the stored last blocks are ignored: the output
+    is the NumPy RRNN-GRU's with tuple 3 written as (I, I, 0)."""
+    x = random_inputs((3, 4, 2), seed=29)
+    layer = RRNN(3, variant="rrnn_gru", selection="soft", score_units=2,
+                 fixed_identity=True, return_sequences=True,
+                 return_trees=True)
+    layer.build((None, None, 2))
+    randomize(layer, seed=30, scale=0.6)  # the identity blocks too
+    stored = np_(layer.cell.left_kernel)[:, 9:]
+    assert np.abs(stored - np.eye(3)).max() > 0.1
+    output, trees = layer(x)
+    expected, tuples = reference_rrnn_gru(layer, x)
+    np.testing.assert_allclose(np_(output), expected, atol=1e-5)
+    np.testing.assert_array_equal(np_(trees)[..., 2], tuples)
+    clone = RRNN.from_config(layer.get_config())
+    assert clone.cell.fixed_identity
+    legacy = layer.get_config()
+    legacy.pop("fixed_identity")
+    assert not RRNN.from_config(legacy).cell.fixed_identity
+
+
+@pytest.mark.parametrize("fixed", [True, False])
+def test_fixed_identity_stays_through_adam(fixed):
+    """Adam at a high rate leaves the identity blocks exactly where they
+    started with `fixed_identity` (they get no gradient), and moves them
+    without it; the other blocks train either way."""
+    keras.utils.set_random_seed(31)
+    x = random_inputs((8, 5, 3), seed=31)
+    y = random_inputs((8, 5, 4), seed=32)
+    layer = RRNN(4, variant="rrnn_gru", selection="soft", score_units=2,
+                 fixed_identity=fixed, return_sequences=True)
+    model = keras.Sequential([keras.Input((5, 3)), layer])
+    start = {v.name: np_(v).copy() for v in layer.cell.weights}
+    model.compile(keras.optimizers.Adam(0.05), loss="mse")
+    model.fit(x, y, batch_size=4, epochs=2, verbose=0)
+    moved = {}
+    for v in layer.cell.weights:
+        if v.name in ("kernel", "left_kernel", "right_kernel", "bias"):
+            change = np.abs(np_(v) - start[v.name])
+            moved[v.name] = (change[..., :12].max(), change[..., 12:].max())
+    for name, (others, identity) in moved.items():
+        assert others > 1e-3, name
+        if fixed:
+            assert identity == 0.0, name
+        else:
+            assert identity > 1e-3, name
+
+
+def test_fixed_identity_needs_identity_init():
+    with pytest.raises(ValueError, match="identity_init=False"):
+        RRNN(3, fixed_identity=True, identity_init=False)
 
 
 @pytest.mark.parametrize(

@@ -52,6 +52,14 @@ def test_models_flag_leaves_out_the_full_rrnn_and_trials_share_draws():
     assert "RRNN:" not in result.stdout and "full RRNN" not in result.stdout
 
 
+def test_trainable_identity_flag_runs_the_rrnn_gru():
+    result = run(*TINY, "--models", "gru,rrnn_gru", "--gru-trials", "1",
+                 "--trainable-identity", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    last = json.loads(result.stdout.strip().splitlines()[-1])
+    assert 0 < last["rrnn_gru"]["test_bpc"] < UNIFORM_BPC
+
+
 def test_lr_range_moves_the_draws():
     result = run(*TINY, "--models", "gru", "--gru-trials", "4",
                  "--lr-range", "0.0002,0.0005")

@@ -39,6 +39,7 @@ _CELL_ARGS = (
     "margin",
     "bounded",
     "identity_init",
+    "fixed_identity",
     "tie_input_kernel",
     "break_symmetry",
     "unique_roots",
@@ -108,6 +109,8 @@ class RRNN(RNN):
         margin_weight: Non-negative float (default 0): weight of the margin
             term this layer adds with `add_loss`.
         identity_init: Start the last tuple as `(I, I, 0)` (default `True`).
+        fixed_identity: Keep it there through training (default `False`;
+            see `RRNNCell`).
         tie_input_kernel: `x` shares `L_k` with the other nodes (default
             `False`; needs `input_dim == units`).
         break_symmetry, unique_roots, merge_prior: The search options that
@@ -190,6 +193,7 @@ class RRNN(RNN):
         margin_weight=0.0,
         bounded=True,
         identity_init=True,
+        fixed_identity=False,
         tie_input_kernel=False,
         break_symmetry=True,
         unique_roots=True,
@@ -231,6 +235,7 @@ class RRNN(RNN):
             margin=margin,
             bounded=bounded,
             identity_init=identity_init,
+            fixed_identity=fixed_identity,
             tie_input_kernel=tie_input_kernel,
             break_symmetry=break_symmetry,
             unique_roots=unique_roots,

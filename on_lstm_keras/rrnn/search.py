@@ -129,7 +129,7 @@ class TreeSearch:
         K, units = self.tuples, self.units
         batch = ops.shape(h_tm1)[0]
         dtype = h_tm1.dtype
-        bias = ops.reshape(self.bias, (K, units))
+        bias = ops.reshape(self.node_bias(), (K, units))
         zeros = ops.zeros_like(ops.reshape(x_proj, (batch, K, units)))
         left = [ops.reshape(x_proj, (batch, K, units))]
         right = [zeros]  # slot 0 is never a right child
