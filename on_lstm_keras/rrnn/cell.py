@@ -9,6 +9,9 @@ from keras import tree as nest
 from keras.layers import Layer
 
 from on_lstm_keras import _validation as check
+from on_lstm_keras.rrnn.identity import fix_identity_block
+from on_lstm_keras.rrnn.identity import with_identity_block
+from on_lstm_keras.rrnn.identity import with_zero_block
 from on_lstm_keras.rrnn.search import TreeSearch
 from on_lstm_keras.rrnn.search import pair_tables
 from on_lstm_keras.rrnn.trees import ACTIVATIONS
@@ -57,19 +60,6 @@ def _names(argument, value, allowed):
             f"received: {argument}={value!r}"
         )
     return value
-
-
-def _with_identity_block(initializer, tuples, rows, units, use_identity):
-    """Initializer of `(rows, tuples * units)` whose last block is `I`."""
-    if not use_identity:
-        return initializer
-
-    def init(shape, dtype=None):
-        values = initializer(shape, dtype=dtype)
-        eye = ops.cast(ops.eye(rows, units), values.dtype)
-        return ops.concatenate([values[:, : (tuples - 1) * units], eye], 1)
-
-    return init
 
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
@@ -417,7 +407,7 @@ class RRNNCell(TreeSearch, Layer):
             self.kernel = self.add_weight(
                 shape=(input_dim, K * units),
                 name="kernel",
-                initializer=_with_identity_block(
+                initializer=with_identity_block(
                     self.kernel_initializer,
                     K,
                     input_dim,
@@ -427,7 +417,7 @@ class RRNNCell(TreeSearch, Layer):
                 regularizer=self.kernel_regularizer,
                 constraint=self.kernel_constraint,
             )
-        recurrent_init = _with_identity_block(
+        recurrent_init = with_identity_block(
             self.recurrent_initializer, K, units, units, self.identity_init
         )
         self.left_kernel = self.add_weight(
@@ -444,16 +434,9 @@ class RRNNCell(TreeSearch, Layer):
             regularizer=self.recurrent_regularizer,
             constraint=self.recurrent_constraint,
         )
-        if self.identity_init:
-            base_bias = self.bias_initializer
-
-            def bias_init(shape, dtype=None):
-                values = base_bias(shape, dtype=dtype)
-                zeros = ops.zeros((units,), dtype=values.dtype)
-                return ops.concatenate([values[: (K - 1) * units], zeros])
-
-        else:
-            bias_init = self.bias_initializer
+        bias_init = with_zero_block(
+            self.bias_initializer, K, units, self.identity_init
+        )
         self.bias = self.add_weight(
             shape=(K * units,),
             name="bias",
@@ -501,18 +484,11 @@ class RRNNCell(TreeSearch, Layer):
     # -- the computation --------------------------------------------------
 
     def _with_fixed_identity(self, weight):
-        """`weight` `(rows, K * units)` or `(K * units,)` with its last
-        block replaced by `I` (or zeros for the bias) when
-        `fixed_identity`; else `weight` itself."""
+        """`weight` with its identity block fixed when `fixed_identity`
+        (see `identity.fix_identity_block`); else `weight` itself."""
         if not self.fixed_identity:
             return weight
-        weight = ops.convert_to_tensor(weight)
-        kept = (self.tuples - 1) * self.units
-        if len(weight.shape) == 1:
-            last = ops.zeros((self.units,), dtype=weight.dtype)
-            return ops.concatenate([weight[:kept], last])
-        last = ops.eye(weight.shape[0], self.units, dtype=weight.dtype)
-        return ops.concatenate([weight[:, :kept], last], axis=1)
+        return fix_identity_block(weight, self.tuples, self.units)
 
     def input_projection(self, inputs):
         """`x · [L_0 | ... | L_{K-1}]` for one step or a whole sequence."""
