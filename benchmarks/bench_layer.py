@@ -16,7 +16,9 @@ With `--forward-only`, a step is a forward pass alone (`predict_on_batch`),
 the path that `predict` and the parser use.
 
 With `--torch`, `torch.nn.LSTM` of the same size (batch_first, forward +
-backward + SGD step, torch's default threads) is timed the same way, after
+backward + SGD step, or a forward pass alone with `--forward-only`;
+torch's default threads, or the GPU where PyTorch sees one, where it runs
+cuDNN's kernel) is timed the same way, after
 the Keras runs, in processes of its own: on small machines torch's OpenMP
 threads now and then stall for a whole process (1.5 s steps instead of
 16 ms) next to TensorFlow's thread pools. So torch is timed in 3 fresh
@@ -30,6 +32,12 @@ weights, or on a trained run (`--model DIR`), over `--sentences N` random
 sentences whose lengths follow a fixed spread (2 to 40 words), or over a
 treebank's sentences (`--treebank sinica|ptb`, with `--nltk-data`). It
 also reports the share of the time spent in the model calls.
+
+On a machine with a GPU each backend runs there: Keras' LSTM runs cuDNN's
+kernel (`use_cudnn="auto"`; on JAX through `jax.experimental.rnn`, in
+Keras 3.15), ONLSTM its fused op compiled by XLA on TensorFlow and JAX
+(on torch it steps through its cell). The `paper` config is the paper's
+PTB layer (`--configs paper`).
 
 Every run first prints the machine it runs on: CPU model, cores (and
 those this process may use), thread settings, and library versions, so
@@ -61,6 +69,8 @@ CONFIGS = {
     # name: (batch, time, input, units, chunk)
     "big": (64, 70, 200, 650, 10),
     "small": (32, 35, 128, 256, 8),
+    # The paper's PTB layer: batch 20, BPTT 70, 400 in, 1150 units.
+    "paper": (20, 70, 400, 1150, 10),
 }
 TORCH_PROCESSES = 3
 TARGET_OVER_KERAS = 0.9  # the target; 0.8 is the aim
@@ -209,13 +219,39 @@ def backend_environment():
         import jax
 
         env["jax"] = jax.__version__
-        env["jax_devices"] = [str(d) for d in jax.devices()]
+        env["jax_devices"] = [
+            getattr(d, "device_kind", None) or str(d) for d in jax.devices()]
     elif env["backend"] == "torch":
         import torch
 
         env["torch"] = torch.__version__
         env["torch_threads"] = torch.get_num_threads()
+        env["torch_device"] = _torch_device_name()
+    if env["backend"] == "tensorflow":
+        import tensorflow as tf
+
+        env["tf_gpus"] = [
+            tf.config.experimental.get_device_details(g).get("device_name",
+                                                             g.name)
+            for g in tf.config.list_physical_devices("GPU")]
     return env
+
+
+def _torch_device():
+    """`cuda` where PyTorch sees a GPU, else `cpu`: the device that Keras'
+    torch backend also puts its tensors on."""
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _torch_device_name():
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda: %s (cuDNN %s)" % (torch.cuda.get_device_name(),
+                                         torch.backends.cudnn.version())
+    return "cpu"
 
 
 def print_environment(env):
@@ -292,17 +328,27 @@ def keras_step_fn(layer_factory, cfg, jit, forward_only=False):
     return step
 
 
-def torch_step_fn(cfg):
+def torch_step_fn(cfg, forward_only=False):
     import torch
 
     batch, time_steps, features, units, _ = cfg
+    device = _torch_device()  # on a GPU, the cuDNN kernel
     torch.manual_seed(0)
-    lstm = torch.nn.LSTM(features, units, batch_first=True)
+    lstm = torch.nn.LSTM(features, units, batch_first=True).to(device)
     opt = torch.optim.SGD(lstm.parameters(), lr=0.01)
-    x = torch.randn(batch, time_steps, features)
-    y = torch.randn(batch, time_steps, units)
+    x = torch.randn(batch, time_steps, features, device=device)
+    y = torch.randn(batch, time_steps, units, device=device)
+
+    if forward_only:
+        def step():
+            with torch.no_grad():
+                out, _ = lstm(x)
+            out.cpu()  # waits for the device, as predict_on_batch does
+
+        return step
 
     def step():
+        # `loss.item()` waits for the device, so the step has finished.
         opt.zero_grad()
         out, _ = lstm(x)
         loss = torch.nn.functional.mse_loss(out, y)
@@ -341,13 +387,15 @@ def run_torch(args):
     rows = []
     for name in args.configs.split(","):
         times = time_interleaved(
-            {"torch_lstm": torch_step_fn(CONFIGS[name])}, args.steps,
+            {"torch_lstm": torch_step_fn(CONFIGS[name], args.forward_only)},
+            args.steps,
             args.warmup, stat=None,
         )["torch_lstm"]
         row = {
             "config": name,
             "torch_lstm_ms": 1000 * statistics.median(times),
             "torch_lstm_min_ms": 1000 * min(times),
+            "torch_device": _torch_device_name(),
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
@@ -365,6 +413,10 @@ def run_here(args):
     if backend == "tensorflow":
         jit_modes = {"both": [False, True], "true": [True], "false": [False]}
         jit_modes = jit_modes[args.jit]
+    elif backend == "torch":
+        # `jit_compile=True` would be torch.compile, which Keras' own
+        # "auto" leaves off: time the layers as a user gets them.
+        jit_modes = [False]
     else:
         jit_modes = [True]
     rows = []
@@ -579,18 +631,20 @@ def main(argv=None):
         # On small machines torch's OpenMP threads sometimes stall a whole
         # process (1.5 s steps instead of 16 ms); so torch is timed in
         # TORCH_PROCESSES fresh processes, keeping the lowest median.
-        medians = {}
+        medians, devices = {}, {}
         for _ in range(TORCH_PROCESSES):
             for row in run_child(child_argv(args, torch_only=True),
                                  os.environ):
                 medians.setdefault(row["config"], []).append(
                     row["torch_lstm_ms"])
+                devices[row["config"]] = row.get("torch_device", "cpu")
         for name, ms in medians.items():
             torch_ms[name] = min(ms)
             print("torch      %-5s torch.nn.LSTM %7.1f ms (lowest median of "
-                  "%d processes: %s ms)" % (
+                  "%d processes: %s ms; %s)" % (
                       name, min(ms), len(ms),
-                      ", ".join("%.1f" % m for m in ms)), flush=True)
+                      ", ".join("%.1f" % m for m in ms), devices[name]),
+                  flush=True)
     print_table(rows, torch_ms)
 
 

@@ -44,6 +44,29 @@ def test_environment_names_the_machine(bench):
         assert env["usable_cores"] == len(os.sched_getaffinity(0))
 
 
+def test_paper_config_is_the_papers_ptb_layer(bench):
+    # Shen et al. 2019 (AWD-LSTM settings): batch 20, BPTT 70, 400-wide
+    # embeddings into 1150 units, chunk size 10.
+    assert bench.CONFIGS["paper"] == (20, 70, 400, 1150, 10)
+    assert bench.parse_args(["--configs", "paper"]).configs == "paper"
+
+
+def test_backend_environment_names_the_accelerators(bench):
+    import keras
+
+    env = bench.backend_environment()
+    assert env["backend"] == keras.backend.backend()
+    if env["backend"] == "tensorflow":
+        import tensorflow as tf
+
+        assert len(env["tf_gpus"]) == len(
+            tf.config.list_physical_devices("GPU"))
+    elif env["backend"] == "jax":
+        import jax
+
+        assert len(env["jax_devices"]) == len(jax.devices())
+
+
 def test_cpu_info_tells_two_machines_of_one_name_apart(bench, tmp_path):
     # Two processors' blocks as Linux writes them; the first one counts.
     cpuinfo = tmp_path / "cpuinfo"
