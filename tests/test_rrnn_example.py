@@ -60,6 +60,27 @@ def test_trainable_identity_flag_runs_the_rrnn_gru():
     assert 0 < last["rrnn_gru"]["test_bpc"] < UNIFORM_BPC
 
 
+def test_full_rrnn_is_also_measured_against_a_gru_on_its_data():
+    result = run(*TINY, "--models", "gru,rrnn", "--gru-trials", "1",
+                 "--rrnn-train", "16", "--rrnn-epochs", "1",
+                 "--rrnn-fix-epochs", "0", "--units", "4", "--json")
+    assert result.returncode == 0, result.stderr[-2000:]
+    last = json.loads(result.stdout.strip().splitlines()[-1])
+    assert sorted(last) == ["gru", "gru_rrnn_data", "rrnn"]
+    same_data = last["gru_rrnn_data"]
+    assert all(0 < v < 2 * UNIFORM_BPC for v in same_data.values())
+    # The change is computed against that row's own BPCs.
+    line = re.search(r"^full RRNN vs the GRU on its data \(16 sequences, "
+                     r"1 epoch\): ([-+][0-9.]+)% valid, ([-+][0-9.]+)% test$",
+                     result.stdout, flags=re.MULTILINE)
+    assert line, result.stdout[-2000:]
+    rrnn = last["rrnn"]
+    for got, split in zip(line.groups(), ("valid", "test")):
+        base = same_data[f"{split}_bpc"]
+        expected = 100 * (base - rrnn[f"{split}_bpc"]) / base
+        assert float(got) == pytest.approx(expected, abs=0.06)
+
+
 def test_lr_range_moves_the_draws():
     result = run(*TINY, "--models", "gru", "--gru-trials", "4",
                  "--lr-range", "0.0002,0.0005")
