@@ -215,6 +215,10 @@ def backend_environment():
             tf.config.threading.get_intra_op_parallelism_threads())
         env["tf_inter_op_threads"] = (
             tf.config.threading.get_inter_op_parallelism_threads())
+        env["tf_gpus"] = [
+            tf.config.experimental.get_device_details(g).get("device_name",
+                                                             g.name)
+            for g in tf.config.list_physical_devices("GPU")]
     elif env["backend"] == "jax":
         import jax
 
@@ -227,13 +231,6 @@ def backend_environment():
         env["torch"] = torch.__version__
         env["torch_threads"] = torch.get_num_threads()
         env["torch_device"] = _torch_device_name()
-    if env["backend"] == "tensorflow":
-        import tensorflow as tf
-
-        env["tf_gpus"] = [
-            tf.config.experimental.get_device_details(g).get("device_name",
-                                                             g.name)
-            for g in tf.config.list_physical_devices("GPU")]
     return env
 
 
