@@ -308,7 +308,7 @@ def train_gru(rate, batch, count=None, epochs=None):
     """A GRU language model trained at one learning rate and batch size,
     on the first `count` training sequences (default `--train`) for
     `epochs` epochs (default `--epochs`): the model and its GRU layer."""
-    count = count or args.train
+    count, epochs = count or args.train, epochs or args.epochs
     inputs = keras.Input(shape)
     layer = keras.layers.GRU(args.units, reset_after=False,
                              return_sequences=True)
@@ -316,7 +316,7 @@ def train_gru(rate, batch, count=None, epochs=None):
         layer(inputs)))
     model.compile(keras.optimizers.Adam(rate), loss=loss)
     model.fit(train_x[:count], train_y[:count], batch_size=batch,
-              epochs=epochs or args.epochs, verbose=0)
+              epochs=epochs, verbose=0)
     return model, layer
 
 
@@ -524,9 +524,10 @@ if "rrnn" in args.models:
     # `--epochs` epochs, 20,000 sequence passes by default against the
     # full RRNN's 3,000; this row tells the data from the model.
     same_data_started = time.time()
+    rrnn_passes = args.rrnn_epochs + args.rrnn_fix_epochs
     same_data_gru, _ = train_gru(
         best["rate"], best["batch"], count=args.rrnn_train,
-        epochs=args.rrnn_epochs + args.rrnn_fix_epochs)
+        epochs=rrnn_passes)
     results["gru_rrnn_data"] = {
         "valid_bpc": bpc(same_data_gru.predict(valid_x, verbose=0), valid_y),
         "test_bpc": bpc(same_data_gru.predict(test_x, verbose=0), test_y),
@@ -600,9 +601,8 @@ if "rrnn" in args.models:
 if against:
     print("vs the tuned GRU: " + "; ".join(against))
 if "rrnn" in args.models:
-    passes = args.rrnn_epochs + args.rrnn_fix_epochs
     print(f"full RRNN vs the GRU on its data ({args.rrnn_train} sequences, "
-          f"{passes} epoch{'' if passes == 1 else 's'}): "
+          f"{rrnn_passes} epoch{'' if rrnn_passes == 1 else 's'}): "
           f"{gain('rrnn', 'valid', 'gru_rrnn_data'):+.1f}% valid, "
           f"{gain('rrnn', 'test', 'gru_rrnn_data'):+.1f}% test")
 
