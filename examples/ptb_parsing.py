@@ -21,8 +21,9 @@
 # The gold trees get the paper's preprocessing (word tags only, lower
 # case, digits → N, unary chains collapsed).
 #
-# The default size is a CPU one (`ptb-cpu`, estimated at about 80
-# minutes on two idle cores for both directions); `--preset paper` gives
+# The default size is a CPU one (`ptb-cpu`, trained with the paper's SGD:
+# both directions took 40 min on two idle cores of a recent CPU with Adam,
+# and 64 min with SGD on a slower one, README); `--preset paper` gives
 # the paper's model (GPU-sized). The gold trees come with nltk's data:
 # `python -m nltk.downloader treebank`, or pass the folder holding
 # `corpora/treebank` with `--nltk-data`.
@@ -57,8 +58,8 @@ from on_lstm_keras.cli import add_train_arguments
 from on_lstm_keras.cli import settings_from_args
 
 # Epochs per direction of the recipe, by preset: 2 x 5 epochs of ptb-cpu
-# are estimated at about 80 minutes on 2 idle cores, the whole script
-# included (README, PTB section).
+# took 40 to 64 minutes on 2 idle cores, the whole script included
+# (README, PTB section).
 RECIPE_EPOCHS = {"ptb-cpu": 5}
 
 parser = argparse.ArgumentParser(
