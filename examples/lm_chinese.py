@@ -68,7 +68,8 @@ from on_lstm_keras.workflow import resume_configs
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")
-add_train_arguments(parser, language="zh", side_by_side="auto")
+add_train_arguments(parser, language="zh", side_by_side="auto",
+                    backward_epochs=False)
 parser.add_argument("--sentence", action="append", default=None,
                     help="a sentence to parse at the end (repeatable)")
 parser.add_argument("--nltk-data", default=None, help=(

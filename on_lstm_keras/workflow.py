@@ -430,6 +430,31 @@ def check_resume_direction(output_dir, direction):
             f"but the run there reads {has}; received: direction={direction!r}")
 
 
+def check_backward_epochs(backward_epochs, direction, resumed=None):
+    """`backward_epochs` of `train_runs` checked: `None` or a positive
+    integer, given with `direction="both"` only; on resume (`resumed`, the
+    run's directory) a missing one is the run's recorded one.
+
+    Returns:
+        The backward model's epochs, or `None` for those of `epochs`.
+    """
+    if backward_epochs is None:
+        if resumed is not None and has_run(resumed):
+            return read_run_info(resumed).get("backward_epochs")
+        return None
+    if (isinstance(backward_epochs, bool)
+            or not isinstance(backward_epochs, int) or backward_epochs < 1):
+        raise ValueError(
+            "Argument `backward_epochs` (--backward-epochs) must be a "
+            f"positive integer, received: backward_epochs={backward_epochs!r}")
+    if direction != "both":
+        raise ValueError(
+            "Argument `backward_epochs` (--backward-epochs) sets the backward "
+            "model's epochs of direction 'both', received: backward_epochs="
+            f"{backward_epochs!r} with direction={direction!r}")
+    return backward_epochs
+
+
 def check_side_by_side(side_by_side):
     """`side_by_side` of `train_runs` checked: `True`, `False` or
     `"auto"`."""
@@ -462,7 +487,8 @@ def resolve_side_by_side(side_by_side, runs, data_parallel=False):
 def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
                info=None, callbacks=(), data_parallel=False, *,
                model_config=None, training_config=None, baseline=None,
-               direction=None, side_by_side=False, **settings):
+               direction=None, side_by_side=False, backward_epochs=None,
+               **settings):
     """Trains the ON-LSTM into `output_dir`; with `direction="both"` a
     backward ON-LSTM (trained on reversed sentences) into
     `output_dir/backward`; with `with_lstm=True` the same-size LSTM into
@@ -494,6 +520,10 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
             `corpus`, the configs and `callbacks` must be picklable. On two
             CPU cores the `small` preset's two directions trained in 0.63
             of the time they took one after the other.
+        backward_epochs: With `direction="both"`, the backward model's
+            epoch count where it differs from the forward one's (`epochs`);
+            recorded in `run.json` (`backward_epochs`), so that a resumed
+            run keeps it. Default: `epochs`, or on resume the recorded one.
 
     Returns:
         `{"onlstm": run_info, "onlstm backward": run_info, "lstm":
@@ -508,23 +538,34 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
         with_lstm = with_lstm or baseline
     direction = check_train_direction(direction)
     check_side_by_side(side_by_side)
-    given = _given(model_config, training_config, settings)
+    given = asked = _given(model_config, training_config, settings)
     if resume and has_run(output_dir):
         direction = direction or recorded_direction(output_dir)
         check_resume_direction(output_dir, direction)
     # A model_config that reads backward, with no `direction`: its own.
     direction = direction or given.get("direction", "forward")
+    backward_epochs = check_backward_epochs(
+        backward_epochs, direction, output_dir if resume else None)
     main_info = {**(info or {}), "train_direction": direction}
+    if backward_epochs is not None:
+        main_info["backward_epochs"] = backward_epochs
     common = dict(verbose=verbose, callbacks=callbacks,
                   data_parallel=data_parallel)
     results = {}
     jobs, messages = {}, {}
     with output_lock(output_dir):
-        if resume and has_run(output_dir) and (
-                read_run_info(output_dir).get("train_direction") != direction):
-            update_run_info(output_dir, train_direction=direction)
+        if resume and has_run(output_dir):
+            recorded = read_run_info(output_dir)
+            if recorded.get("train_direction") != direction:
+                update_run_info(output_dir, train_direction=direction)
+            if (backward_epochs is not None
+                    and recorded.get("backward_epochs") != backward_epochs):
+                update_run_info(output_dir, backward_epochs=backward_epochs)
         for kind, directory, recurrent, reading in planned_runs(
                 output_dir, direction, with_lstm):
+            given = dict(asked)
+            if kind == "onlstm backward" and backward_epochs is not None:
+                given["epochs"] = backward_epochs
             again = resume and has_run(directory)
             done = checkpoint_epoch(directory) if again else 0
             if again:

@@ -146,6 +146,74 @@ def test_resume_of_both_interrupted_in_the_backward_half(tmp_path, capsys):
     assert runs["onlstm backward"]["results"]["test_perplexity"] > 1
 
 
+def test_backward_epochs_trains_the_backward_model_its_own_count(
+        tmp_path, capsys):
+    output = str(tmp_path / "run")
+
+    def epochs_in(directory):
+        rows = open(os.path.join(directory, "history.csv")).read().split()
+        return [r.split(",")[0] for r in rows[1:]]
+
+    back = os.path.join(output, "backward")
+    runs = workflow.train_runs(tiny_corpus(), output, verbose=0,
+                               direction="both", backward_epochs=1,
+                               model_config=TINY_MODEL,
+                               training_config=TINY_TRAINING)  # epochs=2
+    assert epochs_in(output) == ["0", "1"] and epochs_in(back) == ["0"]
+    assert runs["onlstm"]["training"]["epochs"] == 2
+    assert runs["onlstm backward"]["training"]["epochs"] == 1
+    recorded = json.loads(open(os.path.join(output, "run.json")).read())
+    assert recorded["backward_epochs"] == 1
+    # Resumed with more epochs: the forward model trains on, the backward
+    # one keeps its recorded count.
+    capsys.readouterr()
+    workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0,
+                        epochs=3)
+    out = capsys.readouterr().out
+    assert "resuming after epoch 2 of 3" in out
+    assert "onlstm backward: done, 1 epochs trained" in out
+    assert epochs_in(output) == ["0", "1", "2"] and epochs_in(back) == ["0"]
+    # Given anew on resume, it is recorded and trained to.
+    workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0,
+                        backward_epochs=2)
+    assert epochs_in(output) == ["0", "1", "2"]
+    assert epochs_in(back) == ["0", "1"]
+    recorded = json.loads(open(os.path.join(output, "run.json")).read())
+    assert recorded["backward_epochs"] == 2
+
+
+@pytest.mark.parametrize("value, direction, message", [
+    (0, "both", "positive integer.*backward_epochs=0"),
+    ("2", "both", "positive integer.*backward_epochs='2'"),
+    (True, "both", "positive integer.*backward_epochs=True"),
+    (2, "forward", "direction 'both'.*backward_epochs=2 with "
+                   "direction='forward'"),
+])
+def test_bad_backward_epochs_are_refused_before_anything_is_written(
+        value, direction, message, tmp_path):
+    output = tmp_path / "never"
+    with pytest.raises(ValueError, match=r"`backward_epochs` "
+                                         r"\(--backward-epochs\).*" + message):
+        workflow.train_runs(tiny_corpus(), str(output), direction=direction,
+                            backward_epochs=value)
+    assert not output.exists()
+
+
+def test_backward_epochs_flag_needs_direction_both(tmp_path, capsys):
+    output = tmp_path / "never"
+    assert cli.main(["train", "--output", str(output),
+                     "--backward-epochs", "2", *TINY]) == 2
+    err = capsys.readouterr().err
+    assert "--backward-epochs" in err and "direction='forward'" in err
+    assert not output.exists()
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["train", "--output", str(output), "--direction", "both",
+                  "--backward-epochs", "0", *TINY])
+    assert stop.value.code == 2
+    assert "--backward-epochs" in capsys.readouterr().err
+    assert not output.exists()
+
+
 @pytest.fixture(scope="module", autouse=True)
 def both_run_started(request, tmp_path_factory):
     """`on-lstm train --direction both` on the tiny Chinese corpus, started

@@ -106,7 +106,8 @@ class _WithLSTM(argparse.Action):
         namespace.with_lstm = namespace.baseline = True
 
 
-def add_train_arguments(parser, language=None, side_by_side="off"):
+def add_train_arguments(parser, language=None, side_by_side="off",
+                        backward_epochs=True):
     """The `train` options (also used by the example scripts).
 
     Args:
@@ -115,6 +116,8 @@ def add_train_arguments(parser, language=None, side_by_side="off"):
         side_by_side: What `--side-by-side` defaults to, for the help
             text: `"off"`, or `"auto"` for a script that resolves a missing
             flag with `workflow.resolve_side_by_side`.
+        backward_epochs: Add `--backward-epochs` (for a script that passes
+            it on to `workflow.train_runs`).
     """
     if language is None:
         parser.add_argument("--language", choices=LANGUAGES, default="zh",
@@ -150,6 +153,12 @@ def add_train_arguments(parser, language=None, side_by_side="off"):
                             "both (forward in OUTPUT, backward in "
                             "OUTPUT/backward) (default: forward; with "
                             "--resume, the run's)"))
+    if backward_epochs:
+        parser.add_argument(
+            "--backward-epochs", type=POSITIVE, default=None,
+            help=("epochs of the backward model of --direction both, where "
+                  "they differ from --epochs; kept by --resume (default: "
+                  "--epochs)"))
     parser.add_argument(
         "--side-by-side", action=argparse.BooleanOptionalAction, default=None,
         help=("train the runs (forward and backward with --direction both, "
@@ -253,16 +262,20 @@ def run_training(args, language):
     output = args.output or DEFAULT_OUTPUT[language]
     check_output(output)
     direction = getattr(args, "direction", None)
+    backward_epochs = getattr(args, "backward_epochs", None)
     if args.resume:
         if not has_run(output):
             raise FileNotFoundError(
                 f"--resume: {output} holds no run to resume (no run.json)")
         if direction is not None:
             workflow.check_resume_direction(output, direction)
+        workflow.check_backward_epochs(
+            backward_epochs, direction or workflow.recorded_direction(output))
         configs = {}
         settings = settings_from_args(args)  # only the flags given
     else:
         check_train_flags(settings_from_args(args))
+        workflow.check_backward_epochs(backward_epochs, direction or "forward")
         model_config, training_config = configs_from_args(args)
         configs = dict(model_config=model_config,
                        training_config=training_config)
@@ -292,6 +305,7 @@ def run_training(args, language):
             verbose=0 if args.quiet else 1, info={"language": language},
             data_parallel=args.data_parallel, direction=direction,
             side_by_side=bool(args.side_by_side),
+            backward_epochs=backward_epochs,
             **configs, **settings,
         )
     return output, runs
