@@ -16,6 +16,7 @@ and `run.json`), `resume_configs` and `prepare_resume` (continuing a run),
 
 import contextlib
 import dataclasses
+import numbers
 import os
 import time
 import warnings
@@ -443,7 +444,8 @@ def check_backward_epochs(backward_epochs, direction, resumed=None):
             return read_run_info(resumed).get("backward_epochs")
         return None
     if (isinstance(backward_epochs, bool)
-            or not isinstance(backward_epochs, int) or backward_epochs < 1):
+            or not isinstance(backward_epochs, numbers.Integral)
+            or backward_epochs < 1):
         raise ValueError(
             "Argument `backward_epochs` (--backward-epochs) must be a "
             f"positive integer, received: backward_epochs={backward_epochs!r}")
@@ -452,7 +454,7 @@ def check_backward_epochs(backward_epochs, direction, resumed=None):
             "Argument `backward_epochs` (--backward-epochs) sets the backward "
             "model's epochs of direction 'both', received: backward_epochs="
             f"{backward_epochs!r} with direction={direction!r}")
-    return backward_epochs
+    return int(backward_epochs)
 
 
 def check_side_by_side(side_by_side):

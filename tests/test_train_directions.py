@@ -186,6 +186,7 @@ def test_backward_epochs_trains_the_backward_model_its_own_count(
     (0, "both", "positive integer.*backward_epochs=0"),
     ("2", "both", "positive integer.*backward_epochs='2'"),
     (True, "both", "positive integer.*backward_epochs=True"),
+    (1.5, "both", "positive integer.*backward_epochs=1.5"),
     (2, "forward", "direction 'both'.*backward_epochs=2 with "
                    "direction='forward'"),
 ])
@@ -197,6 +198,13 @@ def test_bad_backward_epochs_are_refused_before_anything_is_written(
         workflow.train_runs(tiny_corpus(), str(output), direction=direction,
                             backward_epochs=value)
     assert not output.exists()
+
+
+def test_backward_epochs_takes_numpy_integers():
+    import numpy as np
+
+    assert workflow.check_backward_epochs(np.int64(3), "both") == 3
+    assert workflow.check_backward_epochs(None, "forward") is None
 
 
 def test_backward_epochs_flag_needs_direction_both(tmp_path, capsys):
