@@ -149,6 +149,10 @@ def parse_args(argv=None):
                         help="hold the full RRNN's identity tuple fixed too "
                              "(fixed_identity=True; by default it trains, "
                              "which did better)")
+    parser.add_argument("--rrnn-read-inputs", action="store_true",
+                        help="let the full RRNN's search pick only trees "
+                             "that read both x_t and h_(t-1) "
+                             "(read_inputs=True)")
     parser.add_argument("--clipnorm", type=float, default=1.0,
                         help="gradient norm clipping of the RRNN models "
                              "(0: none)")
@@ -453,6 +457,7 @@ if "rrnn" in args.models:
         pool=args.pool,
         margin_weight=args.margin_weight,
         fixed_identity=args.rrnn_fixed_identity,
+        read_inputs=args.rrnn_read_inputs,
         kernel_regularizer=keras.regularizers.L2(args.l2),
         recurrent_regularizer=keras.regularizers.L2(args.l2),
         return_sequences=True,

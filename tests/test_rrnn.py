@@ -107,6 +107,7 @@ def reference_sequence(layer, x):
             used = set()
             made = []  # (slot, merge) of every generated node
             children = set()  # slots used as a child so far
+            leaves = [{0}, {1}, set()]  # the leaves (x, h) under each slot
             for n in range(N):
                 slots = 3 + n
                 roots = [q for q in range(3, slots) if q not in used]
@@ -118,6 +119,15 @@ def reference_sequence(layer, x):
                         consumed = int(i >= 3) + int(j >= 3)
                         if len(roots) - consumed + 1 - 1 > N - n - 1:
                             continue
+                        if getattr(cell, "read_inputs", False):
+                            after = [q for q in roots if q not in (i, j)]
+                            covered = leaves[i] | leaves[j]
+                            for q in after:
+                                covered |= leaves[q]
+                            missing = len({0, 1} - covered)
+                            # Each merge joins two roots or adds a leaf.
+                            if len(after) + missing > N - n - 1:
+                                continue
                     for k in range(K):
                         if cell.break_symmetry and n < min(2, K) and k != n:
                             continue
@@ -161,6 +171,7 @@ def reference_sequence(layer, x):
                     used.update(q for q in choice[:2] if q >= 3)
                 children.update(choice[:2])
                 made.append((3 + n, choice))
+                leaves.append(leaves[choice[0]] | leaves[choice[1]])
                 nodes.append(value)
             h = nodes[-1]
             outputs[s, t] = h
@@ -1165,3 +1176,75 @@ def test_tree_distance_layer_checks_inputs():
     with pytest.raises(ValueError, match="iterations, 5"):
         tree_distance(np.zeros((2, 4)), np.zeros((2, 3, 1)),
                       np.zeros((2, 1, 5)), np.zeros((2, 4, 1)))
+
+
+def _leaves_read(tree, n_leaves=3):
+    """`(reads x, reads h)` of the root of a tree `(iterations, 5)`,
+    walked by hand from its children indices."""
+    reads = [{0}, {1}, set()]
+    for i, j, *_ in tree:
+        reads.append(reads[i] | reads[j])
+    root = reads[-1]
+    return 0 in root, 1 in root
+
+
+# A tree that never reads `x` (slot 0): a model of the past alone.
+NO_INPUT_TREE = [
+    (1, 2, 0, "add", "tanh"),
+    (1, 2, 1, "multiply", "sigmoid"),
+    (3, 4, 2, "add", "tanh"),
+    (1, 5, 0, "add", "tanh"),
+    (2, 6, 1, "add", "sigmoid"),
+    (1, 7, 2, "add", "tanh"),
+]
+
+
+def test_read_inputs_keeps_only_trees_that_read_x_and_h():
+    """A merge prior on a tree that never reads `x` makes the hard search
+    pick it; with `read_inputs` every picked tree, at every step and
+    sample, reads both `x` and `h` (walked by hand), and the trees and
+    outputs equal the loop reference's."""
+    from on_lstm_keras.rrnn import prefer_tree
+
+    assert _leaves_read(NO_INPUT_TREE) == (False, True)
+    x = random_inputs((4, 3, 2), seed=31)
+    for read_inputs in (False, True):
+        layer = RRNN(3, iterations=6, tuples=3, score_units=3, pool="roots",
+                     read_inputs=read_inputs, return_sequences=True,
+                     return_trees=True)
+        layer.build((None, None, 2))
+        randomize(layer, seed=32)
+        prefer_tree(layer.cell, NO_INPUT_TREE, strength=1.0)
+        output, trees = layer(x)
+        picked = np_(trees).reshape(-1, 6, 5)
+        reads = [_leaves_read(t) for t in picked]
+        if not read_inputs:
+            assert reads == [(False, True)] * len(picked)
+            continue
+        assert reads == [(True, True)] * len(picked)
+        expected, expected_trees, _ = reference_sequence(layer, x)
+        np.testing.assert_array_equal(np_(trees), expected_trees)
+        np.testing.assert_allclose(np_(output), expected, atol=1e-5)
+
+
+def test_read_inputs_still_reaches_the_gru_tree_and_round_trips():
+    from on_lstm_keras.rrnn import prefer_tree
+
+    layer = RRNN(3, iterations=9, pool="roots", read_inputs=True,
+                 return_sequences=True, return_trees=True)
+    layer.build((None, None, 2))
+    randomize(layer, seed=41)
+    prefer_tree(layer.cell, gru_tree(), strength=1.0)
+    layer.cell.score_kernel.assign(np.full((16, 1), 0.05, "float32")
+                                   if layer.cell.score_units == 16 else
+                                   np.full(np_(layer.cell.score_kernel).shape,
+                                           0.05, "float32"))
+    _, trees = layer(random_inputs((2, 3, 2), seed=42))
+    wanted = np.array([
+        [i, j, k, layer.operations.index(o), layer.activations.index(a)]
+        for i, j, k, o, a in gru_tree()])
+    np.testing.assert_array_equal(
+        np_(trees), np.broadcast_to(wanted, np_(trees).shape))
+    config = layer.get_config()
+    assert config["read_inputs"] is True
+    assert RRNN.from_config(config).get_config()["read_inputs"] is True

@@ -170,6 +170,12 @@ class RRNNCell(TreeSearch, Layer):
             remake a generated node that has not been used as a child yet
             is excluded (with `pool="all"` the earlier winner otherwise
             stays the best candidate of every later merge).
+        read_inputs: Boolean (default `False`): with `pool="roots"`, the
+            search keeps only trees whose root reads both `x_t` and
+            `h_{t-1}` (a merge is allowed only if the merges left can still
+            bring in the leaves missing from the tree). Without it, the
+            search may pick a tree that ignores the input (a model of
+            character frequencies) or the past; the GRU tree reads both.
         merge_prior: Boolean (default `True`): a learned score per merge
             and candidate (weight `merge_prior`, zeros at the start) is
             added to `α(c)`, so that the position of a merge in the tree,
@@ -244,6 +250,7 @@ class RRNNCell(TreeSearch, Layer):
         break_symmetry=True,
         unique_roots=True,
         merge_prior=True,
+        read_inputs=False,
         variant="rrnn",
         candidate_norm=None,
         kernel_initializer="glorot_uniform",
@@ -346,6 +353,7 @@ class RRNNCell(TreeSearch, Layer):
         self.break_symmetry = bool(break_symmetry)
         self.unique_roots = bool(unique_roots)
         self.merge_prior = bool(merge_prior)
+        self.read_inputs = bool(read_inputs)
         self.variant = variant
         self.candidate_norm = candidate_norm
         self._skeleton = skeleton
@@ -548,6 +556,7 @@ class RRNNCell(TreeSearch, Layer):
             "break_symmetry": self.break_symmetry,
             "unique_roots": self.unique_roots,
             "merge_prior": self.merge_prior,
+            "read_inputs": self.read_inputs,
             "variant": self.variant,
             "candidate_norm": self.candidate_norm,
             "kernel_initializer": initializers.serialize(

@@ -44,6 +44,7 @@ _CELL_ARGS = (
     "break_symmetry",
     "unique_roots",
     "merge_prior",
+    "read_inputs",
     "variant",
     "candidate_norm",
     "kernel_initializer",
@@ -116,6 +117,8 @@ class RRNN(RNN):
         break_symmetry, unique_roots, merge_prior: The search options that
             make every tree reachable (default `True` each; see
             `RRNNCell`). A config saved without them loads with them off.
+        read_inputs: Keep only trees whose root reads `x_t` and `h_{t-1}`
+            (default `False`; see `RRNNCell`).
         variant: `"rrnn"` (default) or `"rrnn_gru"` (the paper's RRNN-GRU:
             the GRU tree with a searched tuple per non-gate merge; see
             `RRNNCell`).
@@ -198,6 +201,7 @@ class RRNN(RNN):
         break_symmetry=True,
         unique_roots=True,
         merge_prior=True,
+        read_inputs=False,
         variant="rrnn",
         candidate_norm=None,
         kernel_initializer="glorot_uniform",
@@ -240,6 +244,7 @@ class RRNN(RNN):
             break_symmetry=break_symmetry,
             unique_roots=unique_roots,
             merge_prior=merge_prior,
+            read_inputs=read_inputs,
             variant=variant,
             candidate_norm=candidate_norm,
             kernel_initializer=kernel_initializer,

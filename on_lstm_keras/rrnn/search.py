@@ -154,6 +154,15 @@ class TreeSearch:
                 ],
                 axis=1,
             )
+        # reads[:, s] = which of (x, h) slot s's subtree holds (for
+        # `read_inputs`; needs the single tree of pool "roots").
+        reads = None
+        if alive is not None and self.read_inputs:
+            start = np.zeros((1, self.num_slots, 2), dtype="float32")
+            start[0, 0, 0] = start[0, 1, 1] = 1.0
+            reads = ops.zeros((batch, self.num_slots, 2), dtype=dtype) + (
+                ops.cast(ops.convert_to_tensor(start), dtype)
+            )
         for n in range(self.iterations):
             if self.variant == "rrnn_gru":
                 value, choice, merge_margin = self._skeleton_merge(
@@ -169,8 +178,19 @@ class TreeSearch:
                 value = _UNARY[self.activations[a]](pre)
             else:
                 value, choice, merge_margin, alive = self._search(
-                    n, left, right, bias, alive, choices, used
+                    n, left, right, bias, alive, choices, used, reads
                 )
+                if reads is not None:
+                    both = ops.one_hot(
+                        choice[:, 0], self.num_slots, dtype=dtype
+                    ) + ops.one_hot(choice[:, 1], self.num_slots, dtype=dtype)
+                    new_reads = ops.max(
+                        reads * ops.expand_dims(both, -1), axis=1
+                    )  # (batch, 2)
+                    slot = ops.one_hot(
+                        NUM_LEAVES + n, self.num_slots, dtype=dtype
+                    )[None, :, None]
+                    reads = reads + slot * ops.expand_dims(new_reads, 1)
                 if self.unique_roots:
                     used = ops.maximum(
                         used,
@@ -205,6 +225,29 @@ class TreeSearch:
                 leaves + [pad_to_width(v, width) for v in values], axis=1
             )
         return result
+
+    def _can_read_inputs(self, n, reads, alive, roots, pair_left,
+                         pair_right, pair_generated):
+        """`(batch, pairs)`: 1 where merging the pair leaves enough merges
+        to bring `x` and `h` into the tree. From `R` roots with `k` of the
+        two leaves in none of them, `R − 1 + k` more merges are needed
+        (each merge joins two roots, or brings a leaf into one)."""
+        slots = NUM_LEAVES + n
+        pair_reads = ops.maximum(
+            ops.take(reads, pair_left, axis=1),
+            ops.take(reads, pair_right, axis=1),
+        )  # (batch, pairs, 2)
+        live = alive[:, NUM_LEAVES:slots, None]
+        if slots > NUM_LEAVES:
+            root_reads = ops.max(reads[:, NUM_LEAVES:slots] * live, axis=1)
+            pair_reads = ops.maximum(pair_reads, root_reads[:, None, :])
+        missing = 2.0 - ops.sum(pair_reads, axis=-1)
+        roots_after = ops.expand_dims(roots, 1) + 1.0 - ops.cast(
+            ops.convert_to_tensor(pair_generated.astype("float32")),
+            reads.dtype,
+        )[None, :]
+        left = float(self.iterations - n - 1)
+        return ops.cast(roots_after - 1.0 + missing <= left, reads.dtype)
 
     def _static_valid(self, n):
         """`(C,)` float mask of merge `n`'s candidates allowed by the
@@ -318,7 +361,8 @@ class TreeSearch:
             total += self.num_candidates(n)
         return offsets, total
 
-    def _search(self, n, left, right, bias, alive, choices=(), used=None):
+    def _search(self, n, left, right, bias, alive, choices=(), used=None,
+                reads=None):
         """Merge `n` by score: returns `(value, choice, margin, alive)`."""
         K, units = self.tuples, self.units
         n_ops, n_acts = len(self.operations), len(self.activations)
@@ -379,7 +423,12 @@ class TreeSearch:
                 >= ops.expand_dims(needed, 1),
                 pair_valid.dtype,
             )
-            pair_valid = ops.repeat(pair_valid * enough, per_pair, axis=1)
+            pair_valid = pair_valid * enough
+            if reads is not None:
+                pair_valid = pair_valid * self._can_read_inputs(
+                    n, reads, alive, roots, pair_left, pair_right,
+                    pair_generated)
+            pair_valid = ops.repeat(pair_valid, per_pair, axis=1)
             valid = pair_valid if valid is None else valid * pair_valid
         if valid is not None:
             floor = -3.0e4 if scores.dtype == "float16" else -1.0e9
