@@ -1178,7 +1178,7 @@ def test_tree_distance_layer_checks_inputs():
                       np.zeros((2, 1, 5)), np.zeros((2, 4, 1)))
 
 
-def _leaves_read(tree, n_leaves=3):
+def _leaves_read(tree):
     """`(reads x, reads h)` of the root of a tree `(iterations, 5)`,
     walked by hand from its children indices."""
     reads = [{0}, {1}, set()]
@@ -1235,10 +1235,8 @@ def test_read_inputs_still_reaches_the_gru_tree_and_round_trips():
     layer.build((None, None, 2))
     randomize(layer, seed=41)
     prefer_tree(layer.cell, gru_tree(), strength=1.0)
-    layer.cell.score_kernel.assign(np.full((16, 1), 0.05, "float32")
-                                   if layer.cell.score_units == 16 else
-                                   np.full(np_(layer.cell.score_kernel).shape,
-                                           0.05, "float32"))
+    layer.cell.score_kernel.assign(
+        np.full(np_(layer.cell.score_kernel).shape, 0.05, "float32"))
     _, trees = layer(random_inputs((2, 3, 2), seed=42))
     wanted = np.array([
         [i, j, k, layer.operations.index(o), layer.activations.index(a)]

@@ -112,6 +112,12 @@ def test_a_bad_direction_is_refused_before_anything_is_written(
     assert not output.exists()
 
 
+def epochs_in(directory):
+    """The epochs logged in a run's `history.csv`, as written."""
+    rows = open(os.path.join(directory, "history.csv")).read().split()
+    return [r.split(",")[0] for r in rows[1:]]
+
+
 def test_resume_of_both_interrupted_in_the_backward_half(tmp_path, capsys):
     import keras
 
@@ -126,10 +132,6 @@ def test_resume_of_both_interrupted_in_the_backward_half(tmp_path, capsys):
                             callbacks=[CtrlCInBackward()], direction="both",
                             model_config=TINY_MODEL,
                             training_config=TINY_TRAINING)
-
-    def epochs_in(directory):
-        rows = open(os.path.join(directory, "history.csv")).read().split()
-        return [r.split(",")[0] for r in rows[1:]]
 
     back = os.path.join(output, "backward")
     assert epochs_in(output) == ["0", "1"] and epochs_in(back) == ["0"]
@@ -149,10 +151,6 @@ def test_resume_of_both_interrupted_in_the_backward_half(tmp_path, capsys):
 def test_backward_epochs_trains_the_backward_model_its_own_count(
         tmp_path, capsys):
     output = str(tmp_path / "run")
-
-    def epochs_in(directory):
-        rows = open(os.path.join(directory, "history.csv")).read().split()
-        return [r.split(",")[0] for r in rows[1:]]
 
     back = os.path.join(output, "backward")
     runs = workflow.train_runs(tiny_corpus(), output, verbose=0,

@@ -226,28 +226,20 @@ class TreeSearch:
             )
         return result
 
-    def _can_read_inputs(self, n, reads, alive, roots, pair_left,
-                         pair_right, pair_generated):
-        """`(batch, pairs)`: 1 where merging the pair leaves enough merges
-        to bring `x` and `h` into the tree. From `R` roots with `k` of the
-        two leaves in none of them, `R − 1 + k` more merges are needed
-        (each merge joins two roots, or brings a leaf into one)."""
+    def _missing_leaves(self, n, reads, alive, pair_left, pair_right):
+        """`(batch, pairs)`: how many of `x`, `h` no root holds after
+        merging each pair. Each one costs a merge (bringing a leaf into a
+        root), besides the merges that join the roots."""
         slots = NUM_LEAVES + n
         pair_reads = ops.maximum(
             ops.take(reads, pair_left, axis=1),
             ops.take(reads, pair_right, axis=1),
         )  # (batch, pairs, 2)
-        live = alive[:, NUM_LEAVES:slots, None]
         if slots > NUM_LEAVES:
+            live = alive[:, NUM_LEAVES:slots, None]
             root_reads = ops.max(reads[:, NUM_LEAVES:slots] * live, axis=1)
             pair_reads = ops.maximum(pair_reads, root_reads[:, None, :])
-        missing = 2.0 - ops.sum(pair_reads, axis=-1)
-        roots_after = ops.expand_dims(roots, 1) + 1.0 - ops.cast(
-            ops.convert_to_tensor(pair_generated.astype("float32")),
-            reads.dtype,
-        )[None, :]
-        left = float(self.iterations - n - 1)
-        return ops.cast(roots_after - 1.0 + missing <= left, reads.dtype)
+        return 2.0 - ops.sum(pair_reads, axis=-1)
 
     def _static_valid(self, n):
         """`(C,)` float mask of merge `n`'s candidates allowed by the
@@ -415,20 +407,22 @@ class TreeSearch:
             )
             roots = ops.sum(alive[:, NUM_LEAVES:slots], axis=1)
             remaining = self.iterations - n
-            needed = roots - remaining + 1.0
+            # Roots the pair must join so that the merges left can end in
+            # one tree (and, with `read_inputs`, still bring in the leaves
+            # that no root holds).
+            needed = ops.expand_dims(roots - remaining + 1.0, 1)
+            if reads is not None:
+                needed = needed + self._missing_leaves(
+                    n, reads, alive, pair_left, pair_right
+                )
             enough = ops.cast(
                 ops.convert_to_tensor(pair_generated.astype("float32"))[
                     None, :
                 ]
-                >= ops.expand_dims(needed, 1),
+                >= needed,
                 pair_valid.dtype,
             )
-            pair_valid = pair_valid * enough
-            if reads is not None:
-                pair_valid = pair_valid * self._can_read_inputs(
-                    n, reads, alive, roots, pair_left, pair_right,
-                    pair_generated)
-            pair_valid = ops.repeat(pair_valid, per_pair, axis=1)
+            pair_valid = ops.repeat(pair_valid * enough, per_pair, axis=1)
             valid = pair_valid if valid is None else valid * pair_valid
         if valid is not None:
             floor = -3.0e4 if scores.dtype == "float16" else -1.0e9
