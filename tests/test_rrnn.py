@@ -135,6 +135,12 @@ def reference_sequence(layer, x):
                             "left_kernel"], k)
                         b = nodes[j] @ block(w["right_kernel"], k)
                         for o, op in enumerate(cell.operations):
+                            if (
+                                getattr(cell, "read_inputs", False)
+                                and op == "multiply"
+                                and 2 in (i, j)
+                            ):
+                                continue  # a constant: reads no child
                             pre = _BINARY[op](a, b) + w["bias"][
                                 k * units : (k + 1) * units
                             ]
@@ -1178,12 +1184,17 @@ def test_tree_distance_layer_checks_inputs():
                       np.zeros((2, 1, 5)), np.zeros((2, 4, 1)))
 
 
-def _leaves_read(tree):
+def _leaves_read(tree, operations=("add", "multiply")):
     """`(reads x, reads h)` of the root of a tree `(iterations, 5)`,
-    walked by hand from its children indices."""
+    walked by hand from its children indices. A product with the zero leaf
+    (slot 2) is a constant: it reads neither child."""
     reads = [{0}, {1}, set()]
-    for i, j, *_ in tree:
-        reads.append(reads[i] | reads[j])
+    for i, j, _, op, _ in tree:
+        name = op if isinstance(op, str) else operations[op]
+        if name == "multiply" and 2 in (i, j):
+            reads.append(set())
+        else:
+            reads.append(reads[i] | reads[j])
     root = reads[-1]
     return 0 in root, 1 in root
 
@@ -1199,14 +1210,28 @@ NO_INPUT_TREE = [
 ]
 
 
-def test_read_inputs_keeps_only_trees_that_read_x_and_h():
-    """A merge prior on a tree that never reads `x` makes the hard search
+# A tree whose only `x` is multiplied by the zero leaf (slot 2): merge 0 is
+# the constant `tanh(b_0)`, so this tree too reads `h` alone.
+ZERO_PRODUCT_TREE = [
+    (0, 2, 0, "multiply", "tanh"),
+    (1, 2, 1, "add", "sigmoid"),
+    (3, 4, 2, "multiply", "tanh"),
+    (1, 5, 0, "add", "tanh"),
+    (2, 6, 1, "add", "sigmoid"),
+    (1, 7, 2, "add", "tanh"),
+]
+
+
+@pytest.mark.parametrize("tree", [NO_INPUT_TREE, ZERO_PRODUCT_TREE],
+                         ids=["no_x", "x_times_zero"])
+def test_read_inputs_keeps_only_trees_that_read_x_and_h(tree):
+    """A merge prior on a tree that does not read `x` makes the hard search
     pick it; with `read_inputs` every picked tree, at every step and
-    sample, reads both `x` and `h` (walked by hand), and the trees and
-    outputs equal the loop reference's."""
+    sample, reads both `x` and `h` (walked by hand), holds no product with
+    the zero leaf, and the trees and outputs equal the loop reference's."""
     from on_lstm_keras.rrnn import prefer_tree
 
-    assert _leaves_read(NO_INPUT_TREE) == (False, True)
+    assert _leaves_read(tree) == (False, True)
     x = random_inputs((4, 3, 2), seed=31)
     for read_inputs in (False, True):
         layer = RRNN(3, iterations=6, tuples=3, score_units=3, pool="roots",
@@ -1214,14 +1239,23 @@ def test_read_inputs_keeps_only_trees_that_read_x_and_h():
                      return_trees=True)
         layer.build((None, None, 2))
         randomize(layer, seed=32)
-        prefer_tree(layer.cell, NO_INPUT_TREE, strength=1.0)
+        prefer_tree(layer.cell, tree, strength=1.0)
         output, trees = layer(x)
         picked = np_(trees).reshape(-1, 6, 5)
-        reads = [_leaves_read(t) for t in picked]
+        reads = [_leaves_read(t, layer.operations) for t in picked]
         if not read_inputs:
-            assert reads == [(False, True)] * len(picked)
+            wanted = np.array([
+                [i, j, k, layer.operations.index(o),
+                 layer.activations.index(a)] for i, j, k, o, a in tree])
+            np.testing.assert_array_equal(
+                picked, np.broadcast_to(wanted, picked.shape))
             continue
         assert reads == [(True, True)] * len(picked)
+        multiply = layer.operations.index("multiply")
+        assert not any(
+            op == multiply and 2 in (i, j)
+            for t in picked for i, j, _, op, _ in t
+        )
         expected, expected_trees, _ = reference_sequence(layer, x)
         np.testing.assert_array_equal(np_(trees), expected_trees)
         np.testing.assert_allclose(np_(output), expected, atol=1e-5)

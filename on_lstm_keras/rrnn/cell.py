@@ -173,9 +173,11 @@ class RRNNCell(TreeSearch, Layer):
         read_inputs: Boolean (default `False`): with `pool="roots"`, the
             search keeps only trees whose root reads both `x_t` and
             `h_{t-1}` (a merge is allowed only if the merges left can still
-            bring in the leaves missing from the tree). Without it, the
-            search may pick a tree that ignores the input (a model of
-            character frequencies) or the past; the GRU tree reads both.
+            bring in the leaves missing from the tree), and excludes the
+            products with the zero leaf (constants, which read neither
+            child). Without it, the search may pick a tree that ignores
+            the input (a model of character frequencies) or the past; the
+            GRU tree reads both.
         merge_prior: Boolean (default `True`): a learned score per merge
             and candidate (weight `merge_prior`, zeros at the start) is
             added to `α(c)`, so that the position of a merge in the tree,

@@ -241,6 +241,25 @@ class TreeSearch:
             pair_reads = ops.maximum(pair_reads, root_reads[:, None, :])
         return 2.0 - ops.sum(pair_reads, axis=-1)
 
+    def _reading_products(self, n):
+        """`(C,)` float mask of merge `n`'s candidates that are not a
+        product with the zero leaf (slot 2). Such a product is the
+        constant `act(b_k)`: it reads neither of its children, so with
+        `read_inputs` it may not stand in for reading `x_t` or `h_{t-1}`."""
+        n_ops, n_acts = len(self.operations), len(self.activations)
+        pair_left, pair_right, _ = self._pairs[n]
+        zero = NUM_LEAVES - 1
+        with_zero = (pair_left == zero) | (pair_right == zero)
+        product = np.array(
+            [name == "multiply" for name in self.operations], dtype=bool
+        )
+        # (pairs, K, ops, acts), ordered as the candidates are.
+        excluded = with_zero[:, None, None, None] & product[None, None, :, None]
+        excluded = np.broadcast_to(
+            excluded, (len(pair_left), self.tuples, n_ops, n_acts)
+        )
+        return (~excluded).reshape(-1).astype("float32")
+
     def _static_valid(self, n):
         """`(C,)` float mask of merge `n`'s candidates allowed by the
         symmetry break, or `None` when every candidate is allowed."""
@@ -384,6 +403,11 @@ class TreeSearch:
         if self.unique_roots and choices:
             fresh = 1.0 - self._duplicates(n, choices, used, scores.dtype)
             valid = fresh if valid is None else valid * fresh
+        if reads is not None:
+            reading = ops.cast(
+                ops.convert_to_tensor(self._reading_products(n)), scores.dtype
+            )[None, :]
+            valid = reading if valid is None else valid * reading
         if self.bounded:
             # The reference code's guard: an unbounded activation (identity,
             # one-minus, relu) only where |pre-activation| < 1 throughout.
