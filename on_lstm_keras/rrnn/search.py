@@ -241,34 +241,33 @@ class TreeSearch:
             pair_reads = ops.maximum(pair_reads, root_reads[:, None, :])
         return 2.0 - ops.sum(pair_reads, axis=-1)
 
-    def _reading_products(self, n):
-        """`(C,)` float mask of merge `n`'s candidates that are not a
-        product with the zero leaf (slot 2). Such a product is the
-        constant `act(b_k)`: it reads neither of its children, so with
-        `read_inputs` it may not stand in for reading `x_t` or `h_{t-1}`."""
+    def _static_valid(self, n, reading=False):
+        """`(C,)` float mask of merge `n`'s candidates allowed by the
+        symmetry break and, with `reading` (`read_inputs`), that are not a
+        product with the zero leaf (slot 2), or `None` when every candidate
+        is allowed. Such a product is the constant `act(b_k)`: it reads
+        neither of its children, so it may not stand in for reading `x_t`
+        or `h_{t-1}`."""
         n_ops, n_acts = len(self.operations), len(self.activations)
         pair_left, pair_right, _ = self._pairs[n]
-        zero = NUM_LEAVES - 1
-        with_zero = (pair_left == zero) | (pair_right == zero)
-        product = np.array(
-            [name == "multiply" for name in self.operations], dtype=bool
-        )
         # (pairs, K, ops, acts), ordered as the candidates are.
-        excluded = with_zero[:, None, None, None] & product[None, None, :, None]
-        excluded = np.broadcast_to(
-            excluded, (len(pair_left), self.tuples, n_ops, n_acts)
+        allowed = np.ones(
+            (len(pair_left), self.tuples, n_ops, n_acts), dtype=bool
         )
-        return (~excluded).reshape(-1).astype("float32")
-
-    def _static_valid(self, n):
-        """`(C,)` float mask of merge `n`'s candidates allowed by the
-        symmetry break, or `None` when every candidate is allowed."""
-        if not self.break_symmetry or n >= min(2, self.tuples):
+        if self.break_symmetry and n < min(2, self.tuples):
+            allowed &= (np.arange(self.tuples) == n)[None, :, None, None]
+        if reading:
+            zero = NUM_LEAVES - 1
+            with_zero = (pair_left == zero) | (pair_right == zero)
+            product = np.array(
+                [name == "multiply" for name in self.operations], dtype=bool
+            )
+            allowed &= ~(
+                with_zero[:, None, None, None] & product[None, None, :, None]
+            )
+        if allowed.all():
             return None
-        per_tuple = len(self.operations) * len(self.activations)
-        count = len(self._pairs[n][0]) * self.tuples * per_tuple
-        k = (np.arange(count) // per_tuple) % self.tuples
-        return (k == n).astype("float32")
+        return allowed.reshape(-1).astype("float32")
 
     def _duplicates(self, n, choices, used, dtype):
         """`(batch, C)`: 1 where a candidate of merge `n` would remake a
@@ -395,7 +394,7 @@ class TreeSearch:
         candidates = ops.reshape(candidates, (batch, n_pairs * per_pair, units))
         scores, candidates = self._scored(n, candidates)
         valid = None
-        static = self._static_valid(n)
+        static = self._static_valid(n, reading=reads is not None)
         if static is not None:
             valid = ops.cast(ops.convert_to_tensor(static), scores.dtype)[
                 None, :
@@ -403,11 +402,6 @@ class TreeSearch:
         if self.unique_roots and choices:
             fresh = 1.0 - self._duplicates(n, choices, used, scores.dtype)
             valid = fresh if valid is None else valid * fresh
-        if reads is not None:
-            reading = ops.cast(
-                ops.convert_to_tensor(self._reading_products(n)), scores.dtype
-            )[None, :]
-            valid = reading if valid is None else valid * reading
         if self.bounded:
             # The reference code's guard: an unbounded activation (identity,
             # one-minus, relu) only where |pre-activation| < 1 throughout.
