@@ -104,6 +104,69 @@ def test_stages_train_the_right_weights_and_replay_the_best_tree():
     assert all(v.trainable for v in model.weights)
 
 
+@pytest.mark.backend  # the JAX trainer reads trainable flags its own way
+@pytest.mark.parametrize("rate", [0.05, 50.0])
+def test_restore_best_keeps_the_fixing_epoch_of_lowest_validation_loss(
+        rate):
+    """With `restore_best`, the fixing stage ends with the weights, among
+    those it started with and those after each of its epochs, whose
+    validation MSE (computed here in NumPy from the replayed tree's
+    predictions) is lowest. At rate 50 training diverges, so the weights
+    kept are not the last ones."""
+    x, y, layer, model, trees_model = _setup(samples=8, steps=3)
+    vx, vy = x[:4] + 0.1, y[:4]
+    snapshots = []
+    original_fit = model.fit
+
+    def fit(*args, **kwargs):
+        if layer.selection == "forced" and not snapshots:
+            snapshots.append(_values(model.weights))
+        history = original_fit(*args, **kwargs)
+        if layer.selection == "forced":
+            snapshots.append(_values(model.weights))
+        return history
+
+    model.fit = fit
+    result = fit_search_and_fix(
+        model, layer, x, y, trees_model, validation_data=(vx, vy),
+        score_optimizer=keras.optimizers.SGD(0.1),
+        cell_optimizer=keras.optimizers.SGD(rate), loss="mse",
+        batch_size=4, search_epochs=2, fix_epochs=4, restore_best=True,
+    )
+    assert len(snapshots) == 5
+    final = _values(model.weights)
+    errors = []
+    with replaying(layer.cell, result["best_tree"]):
+        inputs = keras.Input(x.shape[1:])
+        predictor = keras.Model(inputs, model.layers[-1](layer(inputs)[0]))
+        for values in snapshots:
+            for variable, value in zip(model.weights, values):
+                variable.assign(value)
+            predicted = ops.convert_to_numpy(predictor(vx))
+            with np.errstate(over="ignore", invalid="ignore"):
+                error = float(np.mean((predicted - vy) ** 2))
+            errors.append(error if np.isfinite(error) else np.inf)
+    kept = int(np.argmin(errors))
+    assert result["best_fix_epoch"] == kept
+    for got, want in zip(final, snapshots[kept]):
+        np.testing.assert_array_equal(got, want)
+    fixed = [e["val_loss"] for e in result["epochs"] if e["stage"] == "fix"]
+    np.testing.assert_allclose(fixed, errors[1:], rtol=1e-4)
+    if rate == 50.0:  # diverged: the weights kept are not the last ones
+        assert kept < len(errors) - 1
+
+
+def test_restore_best_off_keeps_the_last_weights():
+    x, y, layer, model, trees_model = _setup()
+    result = fit_search_and_fix(
+        model, layer, x, y, trees_model, validation_data=(x, y),
+        score_optimizer=keras.optimizers.SGD(0.1),
+        cell_optimizer=keras.optimizers.SGD(50.0), loss="mse",
+        batch_size=4, search_epochs=2, fix_epochs=2,
+    )
+    assert result["best_fix_epoch"] is None
+
+
 def test_bad_arguments_are_named():
     x, y, layer, model, trees_model = _setup()
     common = dict(validation_data=(x, y), score_optimizer="sgd",
@@ -114,6 +177,9 @@ def test_bad_arguments_are_named():
     forced = RRNN(2, iterations=3, selection="forced",
                   tree=[(0, 1, 0, "add", "tanh"), (0, 3, 0, "add", "tanh"),
                         (1, 4, 0, "add", "tanh")])
+    with pytest.raises(ValueError, match="restore_best='yes'"):
+        fit_search_and_fix(model, layer, x, y, trees_model,
+                           restore_best="yes", **common)
     with pytest.raises(ValueError, match="selection='forced'"):
         fit_search_and_fix(model, forced, x, y, trees_model, **common)
 

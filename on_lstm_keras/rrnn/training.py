@@ -24,6 +24,7 @@ Two ways to record and replay (`replay`):
 """
 
 import collections
+import math
 
 import numpy as np
 
@@ -104,6 +105,7 @@ def fit_search_and_fix(
     switch_every=1,
     tree_sample=256,
     replay="tree",
+    restore_best=False,
     verbose=0,
 ):
     """Trains `model` in search and fixing stages with two optimisers.
@@ -136,6 +138,13 @@ def fit_search_and_fix(
             `(batch, steps, ...)`; the fixing stage trains batch by batch in
             eager mode (each batch its own trees), and its validation loss
             is that of the search.
+        restore_best: Whether each fixing stage ends with the weights of
+            its epoch of lowest validation loss, counting the weights it
+            started with (as `keras.callbacks.EarlyStopping(
+            restore_best_weights=True)` would, never stopping early). A
+            replayed tree can diverge (a chain of identity nodes on `h` is
+            a linear recurrence); the stage then keeps its best weights, at
+            worst those it started with. A non-finite loss is never best.
         verbose: Passed to `model.fit`.
 
     The weights' `trainable` flags are restored at the end, but the model
@@ -151,7 +160,9 @@ def fit_search_and_fix(
         and `"step_losses"` in each search record (int
         `(batches, steps, iterations, 5)` and `(batches, steps)`), and
         `"best_trees"`, the trees replayed by the last fixing stage (or
-        `None`).
+        `None`); `"best_fix_epoch"`, with `restore_best`, the fixing epoch
+        whose weights the last fixing stage ended with (`0`: those it
+        started with; `None` without `restore_best` or a fixing stage).
     """
     for name, value in (
         ("batch_size", batch_size),
@@ -163,6 +174,11 @@ def fit_search_and_fix(
         check.positive_int(name, value)
     check.non_negative_int("fix_epochs", fix_epochs)
     replay = check.choice("replay", replay, REPLAYS)
+    if not isinstance(restore_best, bool):
+        raise ValueError(
+            "Argument `restore_best` must be True or False, received: "
+            f"restore_best={restore_best!r}"
+        )
     cell = layer.cell
     if cell.selection == "forced" or cell.variant != "rrnn":
         raise ValueError(
@@ -180,7 +196,20 @@ def fit_search_and_fix(
     scoring = [v for v in scoring if trainable[id(v)]]
     val_x, val_y = validation_data
     records, recorded = [], []
-    best_tree = best_trees = None
+    best_tree = best_trees = best_fix_epoch = None
+
+    def fix_start():
+        if not restore_best:
+            return None
+        return _BestWeights(
+            cell_weights, _evaluate(model, val_x, val_y, batch_size)
+        )
+
+    def fix_end(best):
+        nonlocal best_fix_epoch
+        if best is not None:
+            best_fix_epoch = best.restore()
+
     try:
         for _ in range(cycles):
             for epoch in range(search_epochs):
@@ -227,6 +256,7 @@ def fit_search_and_fix(
                 )[1]
                 with replaying(cell, best_tree):
                     _train_only(model, cell_weights, cell_optimizer, loss)
+                    best = fix_start()
                     for _ in range(fix_epochs):
                         history = model.fit(
                             x, y, batch_size=batch_size, epochs=1,
@@ -241,8 +271,12 @@ def fit_search_and_fix(
                             ),
                             "tree": best_tree,
                         })
+                        if best is not None:
+                            best.update(records[-1]["val_loss"])
+                    fix_end(best)
                 continue
             best_trees = best_per_batch_and_step(recorded)
+            best = fix_start()
             for _ in range(fix_epochs):
                 losses = []
                 _train_only(
@@ -263,12 +297,48 @@ def fit_search_and_fix(
                     "val_loss": _evaluate(model, val_x, val_y, batch_size),
                     "tree": most_frequent_tree(best_trees),
                 })
+                if best is not None:
+                    best.update(records[-1]["val_loss"])
+            fix_end(best)
     finally:
         _restore(model, trainable)
-    result = {"epochs": records, "best_tree": best_tree}
+    result = {
+        "epochs": records,
+        "best_tree": best_tree,
+        "best_fix_epoch": best_fix_epoch,
+    }
     if replay == "batch_step":
         result["best_trees"] = best_trees
     return result
+
+
+class _BestWeights:
+    """The values of `variables` at the epoch of lowest finite loss seen so
+    far (epoch 0: when this was made, with `loss`)."""
+
+    def __init__(self, variables, loss):
+        self.variables = variables
+        self.epoch = 0
+        self.best_epoch = self.loss = self.values = None
+        self._consider(loss)
+
+    def _consider(self, loss):
+        if math.isfinite(loss) and (self.loss is None or loss < self.loss):
+            self.loss, self.best_epoch = loss, self.epoch
+            self.values = [np.array(v.numpy(), copy=True)
+                           for v in self.variables]
+
+    def update(self, loss):
+        self.epoch += 1
+        self._consider(loss)
+
+    def restore(self):
+        """Puts the best values back; returns their epoch (`None`, and
+        nothing restored, when no loss was finite)."""
+        if self.values is not None:
+            for variable, value in zip(self.variables, self.values):
+                variable.assign(value)
+        return self.best_epoch
 
 
 def best_per_batch_and_step(recorded):
