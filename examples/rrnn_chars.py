@@ -113,6 +113,13 @@ def parse_args(argv=None):
                              "at every step (tree) or the best tree of each "
                              "training batch and step (batch_step, the "
                              "authors' code)")
+    parser.add_argument("--replay-candidates", type=int, default=1,
+                        help="with --replay tree: record this many of each "
+                             "search epoch's most frequent trees and "
+                             "replay the one whose own replay has the "
+                             "lowest validation loss (1: the most frequent "
+                             "tree of the search epoch of lowest "
+                             "validation loss)")
     parser.add_argument("--score-rate", type=float, default=None,
                         help="learning rate of the full RRNN's scoring "
                              "weights (default: the tuned GRU's)")
@@ -170,7 +177,8 @@ def parse_args(argv=None):
                         help="print the BPCs as JSON on the last line")
     args = parser.parse_args(argv)
     for name in ("train", "rrnn_train", "valid", "test", "length", "units",
-                 "epochs", "rrnn_epochs", "gru_trials"):
+                 "epochs", "rrnn_epochs", "gru_trials",
+                 "replay_candidates"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be at least 1, "
                          f"received {getattr(args, name)}")
@@ -508,7 +516,8 @@ if "rrnn" in args.models:
         cell_optimizer=keras.optimizers.Adam(best["rate"], **clip),
         loss=[loss, None], batch_size=best["batch"],
         search_epochs=args.rrnn_epochs, fix_epochs=args.rrnn_fix_epochs,
-        replay=args.replay, restore_best=True)
+        replay=args.replay, restore_best=True,
+        replay_candidates=args.replay_candidates)
     gru_row = np.array(normalize_tree(
         gru_tree(), operations=rrnn.operations, activations=rrnn.activations))
     for record in schedule["epochs"]:
@@ -520,6 +529,9 @@ if "rrnn" in args.models:
               f"weights): loss {record['loss']:.3f}, valid loss "
               f"{record['val_loss']:.3f}, most frequent tree: {name}")
 
+    for tree, val_loss in schedule.get("candidates", []):
+        print(f"RRNN: candidate tree, replayed valid loss {val_loss:.3f}"
+              + (" (replayed)" if tree == schedule["best_tree"] else ""))
     if schedule["best_fix_epoch"] is not None:
         print(f"RRNN: the fixing stage keeps the weights of its epoch "
               f"{schedule['best_fix_epoch']} of {args.rrnn_fix_epochs} "

@@ -112,6 +112,7 @@ def test_failed_trials_are_marked_and_never_chosen():
     (["--lr-range", "0.01,0.001"], "'0.01,0.001'"),
     (["--lr-range", "fast"], "'fast'"),
     (["--lr-range", "0,0.01"], "'0,0.01'"),
+    (["--replay-candidates", "0"], "received 0"),
 ])
 def test_bad_flags_are_refused_naming_the_value(flags, named):
     result = run(*flags, timeout=120)

@@ -167,6 +167,61 @@ def test_restore_best_off_keeps_the_last_weights():
     assert result["best_fix_epoch"] is None
 
 
+@pytest.mark.backend  # the JAX trainer reads trainable flags its own way
+def test_replay_candidates_replays_the_tree_of_lowest_replayed_loss():
+    """With `replay_candidates=3`, the candidates are the distinct trees
+    among each search epoch's three most frequent on the sample (counted
+    here by hand), each scored by the validation MSE of its replay with the
+    weights the search ended with (computed here in NumPy), and the fixing
+    stage replays the one of lowest MSE."""
+    x, y, layer, model, trees_model = _setup(samples=8, steps=3)
+    vx, vy = x[:4] + 0.1, y[:4]
+    sampled, at_fix, replayed = [], [], []
+    original_predict, original_fit = trees_model.predict, model.fit
+
+    def predict(*args, **kwargs):
+        sampled.append(original_predict(*args, **kwargs))
+        return sampled[-1]
+
+    def fit(*args, **kwargs):
+        if layer.selection == "forced" and not at_fix:
+            at_fix.append(_values(model.weights))
+            replayed.append(ops.convert_to_numpy(trees_model(x)))
+        return original_fit(*args, **kwargs)
+
+    trees_model.predict, model.fit = predict, fit
+    result = fit_search_and_fix(
+        model, layer, x, y, trees_model, validation_data=(vx, vy),
+        score_optimizer=keras.optimizers.SGD(0.5),
+        cell_optimizer=keras.optimizers.SGD(0.5), loss="mse",
+        batch_size=4, search_epochs=2, fix_epochs=1, tree_sample=8,
+        replay_candidates=3,
+    )
+    expected = []
+    for trees in sampled:
+        counts = collections.Counter(
+            tuple(map(tuple, t)) for t in trees.reshape(-1, 3, 5))
+        for tree, _ in counts.most_common(3):
+            if tree not in expected:
+                expected.append(tree)
+    got = result["candidates"]
+    assert [tree for tree, _ in got] == expected and len(expected) > 1
+    errors = []
+    for tree in expected:
+        with replaying(layer.cell, tree):
+            inputs = keras.Input(x.shape[1:])
+            predictor = keras.Model(inputs,
+                                    model.layers[-1](layer(inputs)[0]))
+            for variable, value in zip(model.weights, at_fix[0]):
+                variable.assign(value)
+            predicted = ops.convert_to_numpy(predictor(vx))
+            errors.append(float(np.mean((predicted - vy) ** 2)))
+    np.testing.assert_allclose([loss for _, loss in got], errors, rtol=1e-4)
+    best = expected[int(np.argmin(errors))]
+    assert result["best_tree"] == best
+    assert (replayed[0] == np.array(best)).all()
+
+
 def test_bad_arguments_are_named():
     x, y, layer, model, trees_model = _setup()
     common = dict(validation_data=(x, y), score_optimizer="sgd",
@@ -177,6 +232,9 @@ def test_bad_arguments_are_named():
     forced = RRNN(2, iterations=3, selection="forced",
                   tree=[(0, 1, 0, "add", "tanh"), (0, 3, 0, "add", "tanh"),
                         (1, 4, 0, "add", "tanh")])
+    with pytest.raises(ValueError, match="replay_candidates=0"):
+        fit_search_and_fix(model, layer, x, y, trees_model,
+                           replay_candidates=0, **common)
     with pytest.raises(ValueError, match="restore_best='yes'"):
         fit_search_and_fix(model, layer, x, y, trees_model,
                            restore_best="yes", **common)

@@ -15,7 +15,9 @@ Two ways to record and replay (`replay`):
 
 - `"tree"`: after each search epoch, the most frequent tree on a sample of
   the training data is recorded with the validation loss; the tree with the
-  lowest one is replayed at every step of every batch.
+  lowest one is replayed at every step of every batch (with
+  `replay_candidates`, several trees per epoch are recorded and the one
+  whose own replay has the lowest validation loss is replayed).
 - `"batch_step"` (the authors' code): the training data is cut into fixed
   batches (in order, not shuffled); after each search epoch, for every
   batch `b` and step `t`, the batch's most frequent tree at `t` is recorded
@@ -78,14 +80,20 @@ def _restore(model, trainable):
 def most_frequent_tree(trees):
     """The most frequent tree `(iterations, 5)` among `(..., iterations, 5)`
     integer trees, ignoring padded (`-1`) steps; `None` if there is none."""
+    found = most_frequent_trees(trees, 1)
+    return found[0] if found else None
+
+
+def most_frequent_trees(trees, count):
+    """The `count` most frequent trees among `(..., iterations, 5)` integer
+    trees, most frequent first (ties in order of first appearance),
+    ignoring padded (`-1`) steps: a list of up to `count` tuples."""
     trees = np.asarray(trees)
     rows = trees.reshape(-1, trees.shape[-2], trees.shape[-1])
     counts = collections.Counter(
         tuple(map(tuple, tree)) for tree in rows if tree[0, 0] >= 0
     )
-    if not counts:
-        return None
-    return counts.most_common(1)[0][0]
+    return [tree for tree, _ in counts.most_common(count)]
 
 
 def fit_search_and_fix(
@@ -106,6 +114,7 @@ def fit_search_and_fix(
     tree_sample=256,
     replay="tree",
     restore_best=False,
+    replay_candidates=1,
     verbose=0,
 ):
     """Trains `model` in search and fixing stages with two optimisers.
@@ -145,6 +154,14 @@ def fit_search_and_fix(
             replayed tree can diverge (a chain of identity nodes on `h` is
             a linear recurrence); the stage then keeps its best weights, at
             worst those it started with. A non-finite loss is never best.
+        replay_candidates: Positive integer, with `replay="tree"`: after
+            each search epoch the `replay_candidates` most frequent trees
+            of the sample are recorded. With 1 (default) the fixing stage replays
+            the recorded tree of the search epoch of lowest validation
+            loss; with more, every distinct recorded tree is replayed on
+            the validation data with the weights the search ended with,
+            and the one of lowest validation loss is replayed (the loss of
+            a tree as it will run, not of the search that picked it).
         verbose: Passed to `model.fit`.
 
     The weights' `trainable` flags are restored at the end, but the model
@@ -160,7 +177,9 @@ def fit_search_and_fix(
         and `"step_losses"` in each search record (int
         `(batches, steps, iterations, 5)` and `(batches, steps)`), and
         `"best_trees"`, the trees replayed by the last fixing stage (or
-        `None`); `"best_fix_epoch"`, with `restore_best`, the fixing epoch
+        `None`); with `replay_candidates > 1`, `"candidates"`, the
+        `(tree, validation loss)` pairs that the last fixing stage chose
+        from; `"best_fix_epoch"`, with `restore_best`, the fixing epoch
         whose weights the last fixing stage ended with (`0`: those it
         started with; `None` without `restore_best` or a fixing stage).
     """
@@ -170,6 +189,7 @@ def fit_search_and_fix(
         ("cycles", cycles),
         ("switch_every", switch_every),
         ("tree_sample", tree_sample),
+        ("replay_candidates", replay_candidates),
     ):
         check.positive_int(name, value)
     check.non_negative_int("fix_epochs", fix_epochs)
@@ -196,7 +216,7 @@ def fit_search_and_fix(
     scoring = [v for v in scoring if trainable[id(v)]]
     val_x, val_y = validation_data
     records, recorded = [], []
-    best_tree = best_trees = best_fix_epoch = None
+    best_tree = best_trees = best_fix_epoch = candidates = None
 
     def fix_start():
         if not restore_best:
@@ -232,12 +252,16 @@ def fit_search_and_fix(
                     "val_loss": val_loss,
                 }
                 if replay == "tree":
-                    record["tree"] = most_frequent_tree(
+                    frequent = most_frequent_trees(
                         trees_model.predict(
                             x[:tree_sample], batch_size=batch_size, verbose=0
-                        )
+                        ),
+                        replay_candidates,
                     )
-                    recorded.append((val_loss, record["tree"]))
+                    record["tree"] = frequent[0] if frequent else None
+                    if replay_candidates > 1:
+                        record["trees"] = frequent
+                    recorded.append((val_loss, record["tree"], frequent))
                 else:
                     step_trees, step_losses = _per_batch_and_step(
                         model, trees_model, x, y, loss, batch_size
@@ -249,11 +273,20 @@ def fit_search_and_fix(
                 records.append(record)
             if not fix_epochs:
                 continue
-            if replay == "tree":
+            if replay == "tree" and replay_candidates > 1:
+                candidates = _replayed_losses(
+                    model, cell, recorded, cell_weights, cell_optimizer,
+                    loss, val_x, val_y, batch_size,
+                )
+                best_tree = min(
+                    candidates, key=lambda c: _finite_or_inf(c[1])
+                )[0]
+            elif replay == "tree":
                 best_tree = min(
                     (r for r in recorded if r[1] is not None),
                     key=lambda r: r[0],
                 )[1]
+            if replay == "tree":
                 with replaying(cell, best_tree):
                     _train_only(model, cell_weights, cell_optimizer, loss)
                     best = fix_start()
@@ -307,9 +340,31 @@ def fit_search_and_fix(
         "best_tree": best_tree,
         "best_fix_epoch": best_fix_epoch,
     }
+    if candidates is not None:
+        result["candidates"] = candidates
     if replay == "batch_step":
         result["best_trees"] = best_trees
     return result
+
+
+def _replayed_losses(model, cell, recorded, cell_weights, optimizer, loss,
+                     val_x, val_y, batch_size):
+    """`[(tree, validation loss)]` of every distinct recorded tree, each
+    replayed with the current weights, in order of first recording."""
+    trees = []
+    for _, _, frequent in recorded:
+        trees.extend(t for t in frequent if t not in trees)
+    losses = []
+    for tree in trees:
+        with replaying(cell, tree):
+            # Compiled afresh so that the evaluation traces the forced tree.
+            _train_only(model, cell_weights, optimizer, loss)
+            losses.append((tree, _evaluate(model, val_x, val_y, batch_size)))
+    return losses
+
+
+def _finite_or_inf(value):
+    return value if math.isfinite(value) else math.inf
 
 
 class _BestWeights:
