@@ -3,7 +3,8 @@
 #
 #     python examples/rrnn_chars.py [--epochs 6] [--train 10000]
 #         [--rrnn-train 1000] [--rrnn-epochs 2] [--rrnn-fix-epochs 20]
-#         [--[no-]rrnn-read-inputs] [--replay tree] [--gru-trials 3] [--rrnn-gru-trials 0]
+#         [--[no-]rrnn-read-inputs] [--replay tree] [--replay-candidates 5]
+#         [--gru-trials 3] [--rrnn-gru-trials 0]
 #         [--lr-range 0.001,0.01] [--models gru,rrnn_gru,rrnn]
 #         [--seed 0] [--json]
 #
@@ -113,13 +114,16 @@ def parse_args(argv=None):
                              "at every step (tree) or the best tree of each "
                              "training batch and step (batch_step, the "
                              "authors' code)")
-    parser.add_argument("--replay-candidates", type=int, default=1,
+    parser.add_argument("--replay-candidates", type=int, default=5,
                         help="with --replay tree: record this many of each "
                              "search epoch's most frequent trees and "
                              "replay the one whose own replay has the "
                              "lowest validation loss (1: the most frequent "
                              "tree of the search epoch of lowest "
-                             "validation loss)")
+                             "validation loss; 1 before: 3.1 to 15.1%% "
+                             "behind the GRU on the same data over four "
+                             "seeds, against 3.1%% better to 1.1%% worse "
+                             "with 5)")
     parser.add_argument("--score-rate", type=float, default=None,
                         help="learning rate of the full RRNN's scoring "
                              "weights (default: the tuned GRU's)")
@@ -467,8 +471,10 @@ if "rrnn_gru" in args.models:
 # every epoch the most frequent tree of the training data is recorded with
 # the validation loss; then a fixing stage of `--rrnn-fix-epochs` epochs
 # that replays the recorded tree with the lowest validation loss at every
-# step and trains only the cell weights. The fixing stage ends with the
-# weights of its epoch of lowest validation loss (those it started with
+# step and trains only the cell weights (with `--replay-candidates`, the
+# default 5: of each search epoch's 5 most frequent trees, the one whose
+# own replay has the lowest validation loss). The fixing stage ends with
+# the weights of its epoch of lowest validation loss (those it started with
 # count too), as the GRU on the same data below keeps its best epoch.
 # The model reported is the fixed one (it runs the replayed tree); the
 # trees reported are those the search picks on the test sequences after

@@ -156,9 +156,9 @@ def fit_search_and_fix(
             worst those it started with. A non-finite loss is never best.
         replay_candidates: Positive integer, with `replay="tree"`: after
             each search epoch the `replay_candidates` most frequent trees
-            of the sample are recorded. With 1 (default) the fixing stage replays
-            the recorded tree of the search epoch of lowest validation
-            loss; with more, every distinct recorded tree is replayed on
+            of the sample are recorded. With 1 (default) the fixing stage
+            replays the recorded tree of the search epoch of lowest
+            validation loss; with more, every distinct recorded tree is replayed on
             the validation data with the weights the search ended with,
             and the one of lowest validation loss is replayed (the loss of
             a tree as it will run, not of the search that picked it).
