@@ -9,6 +9,17 @@ import math
 import numbers
 
 
+def boolean(name, value):
+    """Returns `value` if it is `True` or `False`, else raises
+    `ValueError`."""
+    if not isinstance(value, bool):
+        raise ValueError(
+            f"Argument `{name}` must be True or False, "
+            f"received: {name}={value!r}"
+        )
+    return value
+
+
 def positive_int(name, value):
     """Returns `value` if it is an integer > 0, else raises `ValueError`."""
     if (

@@ -92,12 +92,7 @@ def _check_field(field, value):
     if kind == "non_negative_float":
         return check.non_negative_float(name, value)
     if kind == "bool":
-        if not isinstance(value, bool):
-            raise ValueError(
-                f"Argument `{name}` must be True or False, "
-                f"received: {name}={value!r}"
-            )
-        return value
+        return check.boolean(name, value)
     if kind == "choice":
         return check.choice(name, value, meta["choices"])
     if not isinstance(value, str):

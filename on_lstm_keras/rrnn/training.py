@@ -158,10 +158,11 @@ def fit_search_and_fix(
             each search epoch the `replay_candidates` most frequent trees
             of the sample are recorded. With 1 (default) the fixing stage
             replays the recorded tree of the search epoch of lowest
-            validation loss; with more, every distinct recorded tree is replayed on
-            the validation data with the weights the search ended with,
-            and the one of lowest validation loss is replayed (the loss of
-            a tree as it will run, not of the search that picked it).
+            validation loss; with more, every distinct recorded tree is
+            replayed on the validation data with the weights the search
+            ended with, and the one of lowest validation loss is replayed
+            (the loss of a tree as it will run, not of the search that
+            picked it).
         verbose: Passed to `model.fit`.
 
     The weights' `trainable` flags are restored at the end, but the model
@@ -194,11 +195,7 @@ def fit_search_and_fix(
         check.positive_int(name, value)
     check.non_negative_int("fix_epochs", fix_epochs)
     replay = check.choice("replay", replay, REPLAYS)
-    if not isinstance(restore_best, bool):
-        raise ValueError(
-            "Argument `restore_best` must be True or False, received: "
-            f"restore_best={restore_best!r}"
-        )
+    check.boolean("restore_best", restore_best)
     cell = layer.cell
     if cell.selection == "forced" or cell.variant != "rrnn":
         raise ValueError(
@@ -261,7 +258,7 @@ def fit_search_and_fix(
                     record["tree"] = frequent[0] if frequent else None
                     if replay_candidates > 1:
                         record["trees"] = frequent
-                    recorded.append((val_loss, record["tree"], frequent))
+                    recorded.append((val_loss, frequent))
                 else:
                     step_trees, step_losses = _per_batch_and_step(
                         model, trees_model, x, y, loss, batch_size
@@ -283,9 +280,8 @@ def fit_search_and_fix(
                 )[0]
             elif replay == "tree":
                 best_tree = min(
-                    (r for r in recorded if r[1] is not None),
-                    key=lambda r: r[0],
-                )[1]
+                    (r for r in recorded if r[1]), key=lambda r: r[0]
+                )[1][0]
             if replay == "tree":
                 with replaying(cell, best_tree):
                     _train_only(model, cell_weights, cell_optimizer, loss)
@@ -352,7 +348,7 @@ def _replayed_losses(model, cell, recorded, cell_weights, optimizer, loss,
     """`[(tree, validation loss)]` of every distinct recorded tree, each
     replayed with the current weights, in order of first recording."""
     trees = []
-    for _, _, frequent in recorded:
+    for _, frequent in recorded:
         trees.extend(t for t in frequent if t not in trees)
     losses = []
     for tree in trees:
