@@ -13,7 +13,13 @@ once, before timing, so the step times measure the layers rather than
 NumPy-to-tensor conversion.
 
 With `--forward-only`, a step is a forward pass alone (`predict_on_batch`),
-the path that `predict` and the parser use.
+the path that `predict` and the parser use. `--breakdown` (forward only)
+also times two stand-ins that say where ONLSTM's extra forward time goes:
+ONLSTM's own loop running an LSTM cell on an LSTM's matmul (the first
+`4 * units` columns of ONLSTM's weights: the loop's cost against Keras'
+loop), and the same with ON-LSTM's whole matmul (the master-gate columns
+computed and left unused: their matmul's cost); what ONLSTM takes beyond
+the second is its master gates and interval update.
 
 With `--torch`, `torch.nn.LSTM` of the same size (batch_first, forward +
 backward + SGD step, or a forward pass alone with `--forward-only`;
@@ -46,6 +52,7 @@ that a figure can be traced to its machine.
     python benchmarks/bench_layer.py                     # $KERAS_BACKEND
     python benchmarks/bench_layer.py --backends tensorflow,jax --torch
     python benchmarks/bench_layer.py --forward-only
+    python benchmarks/bench_layer.py --forward-only --breakdown
     python benchmarks/bench_layer.py --parse --sentences 2000
 
 The Keras backend is fixed when Keras is imported, so `--backends` runs this
@@ -56,6 +63,7 @@ JAX always compiles with `jax.jit`.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -107,6 +115,10 @@ def parse_args(argv=None):
     )
     parser.add_argument("--forward-only", action="store_true",
                         help="time forward passes only (predict_on_batch)")
+    parser.add_argument(
+        "--breakdown", action="store_true",
+        help="with --forward-only: also time ONLSTM's loop with an LSTM "
+             "cell, at an LSTM's and at ON-LSTM's matmul width")
     parser.add_argument("--parse", action="store_true",
                         help="measure the parser's sentences per second "
                              "instead of layer steps")
@@ -138,6 +150,9 @@ def parse_args(argv=None):
                      "--steps %d --warmup %d" % (args.steps, args.warmup))
     if args.sentences < 1:
         parser.error("--sentences must be >= 1, received %d" % args.sentences)
+    if args.breakdown and not args.forward_only:
+        parser.error("--breakdown goes with --forward-only (its stand-ins "
+                     "have no backward pass of their own)")
     if (args.model or args.treebank) and not args.parse:
         parser.error("--model and --treebank go with --parse")
     if args.parse and (args.torch or args.backends):
@@ -262,6 +277,8 @@ def child_argv(args, torch_only=False):
             "--warmup", str(args.warmup), "--jit", args.jit, "--json"]
     if args.forward_only:
         argv.append("--forward-only")
+    if args.breakdown:
+        argv.append("--breakdown")
     if torch_only:
         argv.append("--torch-only")
     return argv
@@ -356,6 +373,53 @@ def torch_step_fn(cfg, forward_only=False):
     return step
 
 
+def breakdown_recurrences():
+    """`--breakdown`'s stand-ins for ONLSTM's recurrence: `{"name": class}`.
+
+    Both run ONLSTM's own loop (`FusedRecurrence.forward`) with an LSTM's
+    cell, `c = σ(f)∘c₋₁ + σ(i)∘tanh(ĉ)`, `h = σ(o)∘tanh(c)`, on the gate
+    columns `[i, f, ĉ, o]` that ONLSTM's fused weights start with (Keras'
+    LSTM's gate order): `loop_lstm_cell` multiplies by those `4 * units`
+    columns only (an LSTM's matmul), `loop_lstm_cell_wide` by all of them
+    (ON-LSTM's matmul; the master-gate columns are left unused). Forward
+    only: their gradients would be ON-LSTM's.
+    """
+    from keras import ops
+
+    from on_lstm_keras.layers import onlstm_fused
+
+    class LSTMCellInTheLoop(onlstm_fused.FusedRecurrence):
+        def cell(self, z, c_prev):
+            z_i, z_f, z_c, z_o = ops.split(
+                z[:, :4 * self.units], 4, axis=-1)
+            c = ops.sigmoid(z_f) * c_prev + ops.sigmoid(z_i) * ops.tanh(z_c)
+            return ops.sigmoid(z_o) * ops.tanh(c), c, {}
+
+    class NarrowLSTMCellInTheLoop(LSTMCellInTheLoop):
+        def forward(self, x, kernel, bias, recurrent_kernel, *rest):
+            n = 4 * self.units
+            return super().forward(
+                x, kernel[:, :n], None if bias is None else bias[:n],
+                recurrent_kernel[:, :n], *rest)
+
+    return {"loop_lstm_cell": NarrowLSTMCellInTheLoop,
+            "loop_lstm_cell_wide": LSTMCellInTheLoop}
+
+
+@contextlib.contextmanager
+def fused_recurrence_class(cls):
+    """ONLSTM layers built and traced inside run `cls` as their fused
+    recurrence."""
+    from on_lstm_keras.layers import onlstm_fused
+
+    original = onlstm_fused.FusedRecurrence
+    onlstm_fused.FusedRecurrence = cls
+    try:
+        yield
+    finally:
+        onlstm_fused.FusedRecurrence = original
+
+
 def time_interleaved(steps, n, warmup, stat=statistics.median,
                      cpu_times=None):
     """`stat` (median) seconds per call of each function, timed
@@ -431,6 +495,20 @@ def run_here(args):
                     cfg, jit, args.forward_only,
                 ),
             }
+            if args.breakdown and backend == "torch":
+                raise SystemExit(
+                    "--breakdown: ONLSTM has no fused recurrence on the "
+                    "torch backend (it steps through its cell there); "
+                    "received KERAS_BACKEND=torch")
+            if args.breakdown:
+                for key, cls in breakdown_recurrences().items():
+                    step = keras_step_fn(
+                        lambda: ONLSTM(units, chunk, return_sequences=True),
+                        cfg, jit, args.forward_only,
+                    )
+                    with fused_recurrence_class(cls):
+                        step()  # traced (and compiled) with the stand-in
+                    steps[key] = step
             cpu = {}
             medians = time_interleaved(steps, args.steps, args.warmup,
                                        cpu_times=cpu)
@@ -548,6 +626,13 @@ def format_row(r, torch_ms=None):
     if "onlstm_cpu_ms" in r:
         text += "   (CPU time %.1f / %.1f ms)" % (
             r["onlstm_cpu_ms"], r["keras_lstm_cpu_ms"])
+    if "loop_lstm_cell_ms" in r:
+        text += ("   LSTM cell in ONLSTM's loop: %.1f ms (%.2f), with "
+                 "ON-LSTM's matmul: %.1f ms (%.2f)" % (
+                     r["loop_lstm_cell_ms"],
+                     r["loop_lstm_cell_ms"] / r["keras_lstm_ms"],
+                     r["loop_lstm_cell_wide_ms"],
+                     r["loop_lstm_cell_wide_ms"] / r["keras_lstm_ms"]))
     if torch_ms:
         text += "   ONLSTM/torch = %.2f" % (r["onlstm_ms"] / torch_ms)
     return text
@@ -559,6 +644,11 @@ def print_table(rows, torch_ms):
     head = ("| backend | config | step | XLA | ONLSTM ms | keras LSTM ms "
             "| ONLSTM / keras LSTM |")
     rule = "|---|---|---|---|---:|---:|---:|"
+    breakdown = any("loop_lstm_cell_ms" in r for r in rows)
+    if breakdown:
+        head += (" LSTM cell in ONLSTM's loop / keras LSTM | the same with "
+                 "ON-LSTM's matmul / keras LSTM |")
+        rule += "---:|---:|"
     if torch_ms:
         head += " torch LSTM ms | ONLSTM / torch |"
         rule += "---:|---:|"
@@ -571,6 +661,10 @@ def print_table(rows, torch_ms):
             r["onlstm_ms"], r["keras_lstm_ms"],
             r["onlstm_ms"] / r["keras_lstm_ms"],
         )
+        if breakdown:
+            line += " %.2f | %.2f |" % (
+                r["loop_lstm_cell_ms"] / r["keras_lstm_ms"],
+                r["loop_lstm_cell_wide_ms"] / r["keras_lstm_ms"])
         if torch_ms:
             t = torch_ms.get(r["config"])
             line += " %.1f | %.2f |" % (t, r["onlstm_ms"] / t)

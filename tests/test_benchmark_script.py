@@ -129,3 +129,51 @@ def test_random_run_has_the_small_preset_size(bench):
     assert len(vocab) == training_config.max_vocab
     assert len(model.rnn_layers) == model_config.num_layers
     assert model.model_config == model_config
+
+
+def test_breakdown_needs_forward_only_and_reaches_the_subprocesses(
+        bench, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.parse_args(["--breakdown"])
+    assert exit_info.value.code == 2
+    assert "--breakdown" in capsys.readouterr().err
+    args = bench.parse_args(["--forward-only", "--breakdown"])
+    assert "--breakdown" in bench.child_argv(args)
+
+
+@pytest.mark.backend
+@pytest.mark.parametrize("name", ["loop_lstm_cell", "loop_lstm_cell_wide"])
+def test_breakdown_stand_ins_are_keras_lstm(bench, name):
+    """The stand-ins run ONLSTM's loop with an LSTM's cell: with the first
+    `4 * units` columns of ONLSTM's weights in `keras.layers.LSTM` (the
+    reference), both give its outputs; the layer is ONLSTM again after."""
+    import keras
+    import numpy as np
+
+    from on_lstm_keras import ONLSTM
+    from on_lstm_keras.layers.onlstm_fused import fused_path_unsupported
+
+    units = 8
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(3, 6, 5)).astype("float32")
+    layer = ONLSTM(units, 2, return_sequences=True)
+    layer.build(x.shape)
+    if fused_path_unsupported(layer.cell):
+        pytest.skip("no fused recurrence on this backend")
+    for w in layer.weights:
+        w.assign(rng.normal(scale=0.5, size=w.shape).astype("float32"))
+    lstm = keras.layers.LSTM(units, return_sequences=True)
+    lstm.build(x.shape)
+    n = 4 * units
+    cell = layer.cell
+    lstm.set_weights([
+        np.asarray(cell.kernel)[:, :n],
+        np.asarray(cell.recurrent_kernel)[:, :n],
+        np.asarray(cell.bias)[:n],
+    ])
+    with bench.fused_recurrence_class(bench.breakdown_recurrences()[name]):
+        stand_in = np.asarray(layer(x))
+    np.testing.assert_allclose(stand_in, np.asarray(lstm(x)),
+                               rtol=1e-5, atol=1e-5)
+    onlstm = np.asarray(layer(x))
+    assert np.abs(onlstm - stand_in).max() > 1e-2
