@@ -469,6 +469,11 @@ def run_here(args):
     from on_lstm_keras import ONLSTM
 
     backend = keras.backend.backend()
+    if args.breakdown and backend == "torch":
+        raise SystemExit(
+            "--breakdown: ONLSTM has no fused recurrence on the torch "
+            "backend (it steps through its cell there); received "
+            "KERAS_BACKEND=torch")
     if args.json:
         print(json.dumps({"environment": backend_environment()}), flush=True)
     if backend == "tensorflow":
@@ -495,11 +500,6 @@ def run_here(args):
                     cfg, jit, args.forward_only,
                 ),
             }
-            if args.breakdown and backend == "torch":
-                raise SystemExit(
-                    "--breakdown: ONLSTM has no fused recurrence on the "
-                    "torch backend (it steps through its cell there); "
-                    "received KERAS_BACKEND=torch")
             if args.breakdown:
                 for key, cls in breakdown_recurrences().items():
                     step = keras_step_fn(
