@@ -485,30 +485,30 @@ def run_here(args):
         jit_modes = [False]
     else:
         jit_modes = [True]
+    stand_ins = breakdown_recurrences() if args.breakdown else {}
     rows = []
     for name in args.configs.split(","):
         cfg = CONFIGS[name]
         _, _, _, units, chunk = cfg
         for jit in jit_modes:
-            steps = {
-                "onlstm": keras_step_fn(
+            def onlstm_step():
+                return keras_step_fn(
                     lambda: ONLSTM(units, chunk, return_sequences=True),
                     cfg, jit, args.forward_only,
-                ),
+                )
+
+            steps = {
+                "onlstm": onlstm_step(),
                 "keras_lstm": keras_step_fn(
                     lambda: keras.layers.LSTM(units, return_sequences=True),
                     cfg, jit, args.forward_only,
                 ),
             }
-            if args.breakdown:
-                for key, cls in breakdown_recurrences().items():
-                    step = keras_step_fn(
-                        lambda: ONLSTM(units, chunk, return_sequences=True),
-                        cfg, jit, args.forward_only,
-                    )
-                    with fused_recurrence_class(cls):
-                        step()  # traced (and compiled) with the stand-in
-                    steps[key] = step
+            for key, cls in stand_ins.items():
+                step = onlstm_step()
+                with fused_recurrence_class(cls):
+                    step()  # traced (and compiled) with the stand-in
+                steps[key] = step
             cpu = {}
             medians = time_interleaved(steps, args.steps, args.warmup,
                                        cpu_times=cpu)
