@@ -93,9 +93,12 @@ def test_command_line_is_read_only_outside_a_notebook(name):
 CORPUS = [f"{s}{v}{o}。" for s, v, o in itertools.product(
     ["我们", "他们", "老师", "学生", "朋友"], ["喜欢", "学习", "讨论"],
     ["数学", "历史", "音乐", "语言"])]
+# XLA off: compiling costs about 20 s a model here, and the example and
+# the command get the same setting either way (the example's XLA run is
+# test_cli's `test_examples_run_end_to_end`).
 TINY = ["--epochs", "2", "--embedding-size", "8", "--hidden-size", "16",
         "--layers", "2", "--chunk-size", "4", "--batch-size", "2",
-        "--bptt", "6", "--min-count", "1", "--quiet"]
+        "--bptt", "6", "--min-count", "1", "--no-xla", "--quiet"]
 
 
 def _run(argv, cwd):

@@ -190,7 +190,7 @@ def test_example_trains_both_directions_and_chooses_on_the_dev_half(
          "--backward-epochs", "1",
          "--embedding-size", "8", "--hidden-size", "8", "--chunk-size", "4",
          "--layers", "2", "--batch-size", "4", "--bptt", "8",
-         "--eval-batch-size", "2"],
+         "--eval-batch-size", "2", "--no-xla"],
         env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert (out / "backward" / "model.keras").exists()
