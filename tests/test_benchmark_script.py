@@ -19,6 +19,7 @@ def bench():
     (["--configs", "small,huge"], "huge"),
     (["--steps", "0"], "--steps"),
     (["--parse", "--sentences", "0"], "--sentences"),
+    (["--parse", "--passes", "0"], "--passes"),
     (["--model", "runs/x"], "--model"),
     (["--parse", "--torch"], "--torch"),
 ])
@@ -177,3 +178,30 @@ def test_breakdown_stand_ins_are_keras_lstm(bench, name):
                                rtol=1e-5, atol=1e-5)
     onlstm = np.asarray(layer(x))
     assert np.abs(onlstm - stand_in).max() > 1e-2
+
+
+def test_parse_mode_reports_medians_of_its_passes(bench, monkeypatch,
+                                                   capsys):
+    import statistics
+
+    from on_lstm_keras.config import ModelConfig
+    from on_lstm_keras.data.vocabulary import Vocabulary
+    from on_lstm_keras.models import ONLSTMLanguageModel
+
+    def tiny_run():
+        vocab = Vocabulary.build([["a", "b", "c", "d"]])
+        config = ModelConfig(embedding_size=4, hidden_size=4, num_layers=2,
+                             chunk_size=2, tie_weights=False)
+        return ONLSTMLanguageModel.from_model_config(config, len(vocab)), vocab
+
+    monkeypatch.setattr(bench, "random_run", tiny_run)
+    args = bench.parse_args(["--parse", "--sentences", "12", "--passes", "3",
+                             "--json"])
+    row = bench.run_parse(args)
+    capsys.readouterr()
+    each = row["seconds_each_pass"]
+    assert row["passes"] == 3 and len(each) == 3
+    assert row["seconds"] == statistics.median(each)
+    assert row["sentences"] == 12
+    assert row["sentences_per_s"] == pytest.approx(12 / row["seconds"])
+    assert 0 < row["distances_seconds"] <= max(each) * 10
