@@ -599,15 +599,14 @@ def run_parse(args):
     # falls on both; the medians of separate passes can still put the
     # distances above the whole parse by the machine's noise, which the
     # printed share then shows rather than hides.
-    model_times, total_times = [], []
-    for _ in range(args.passes):
-        start = time.perf_counter()
-        model_parser.sentence_distances(model, vocab, sentences)
-        model_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        model_parser.parse_sentences(model, vocab, sentences)
-        total_times.append(time.perf_counter() - start)
-    model_s = statistics.median(model_times)
+    times = time_interleaved(
+        {"distances": lambda: model_parser.sentence_distances(
+            model, vocab, sentences),
+         "parse": lambda: model_parser.parse_sentences(
+            model, vocab, sentences)},
+        args.passes, warmup=0, stat=None)
+    total_times = times["parse"]
+    model_s = statistics.median(times["distances"])
     total_s = statistics.median(total_times)
     row = {
         "mode": "parse", "backend": keras.backend.backend(), "model": what,
