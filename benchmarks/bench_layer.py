@@ -126,10 +126,10 @@ def parse_args(argv=None):
     parser.add_argument("--model", default=None,
                         help="with --parse: a trained run's directory "
                              "(default: random weights, `small` preset size)")
-    parser.add_argument("--sentences", type=int, default=2000,
+    parser.add_argument("--sentences", type=int, default=None,
                         help="with --parse: random sentences to parse "
                              "(default: 2000)")
-    parser.add_argument("--passes", type=int, default=3,
+    parser.add_argument("--passes", type=int, default=None,
                         help="with --parse: timed passes over the sentences, "
                              "each a distances-only pass then a whole parse; "
                              "the medians are reported (default: 3)")
@@ -153,18 +153,38 @@ def parse_args(argv=None):
     if args.steps < 1 or args.warmup < 0:
         parser.error("--steps must be >= 1 and --warmup >= 0, received "
                      "--steps %d --warmup %d" % (args.steps, args.warmup))
-    if args.sentences < 1:
+    if args.sentences is not None and args.sentences < 1:
         parser.error("--sentences must be >= 1, received %d" % args.sentences)
-    if args.passes < 1:
+    if args.passes is not None and args.passes < 1:
         parser.error("--passes must be >= 1, received %d" % args.passes)
     if args.breakdown and not args.forward_only:
         parser.error("--breakdown goes with --forward-only (its stand-ins "
                      "have no backward pass of their own)")
-    if (args.model or args.treebank) and not args.parse:
-        parser.error("--model and --treebank go with --parse")
+    # Flags that would otherwise be ignored are refused, naming them.
+    parse_only = [
+        "%s %s" % (flag, value) for flag, value in (
+            ("--model", args.model), ("--treebank", args.treebank),
+            ("--sentences", args.sentences), ("--passes", args.passes),
+        ) if value is not None
+    ]
+    if parse_only and not args.parse:
+        parser.error("--model, --treebank, --sentences and --passes go with "
+                     "--parse, received %s without it" % ", ".join(parse_only))
+    if args.treebank and args.sentences is not None:
+        parser.error("--sentences sets how many random sentences to parse; "
+                     "with --treebank %s the treebank's own sentences are "
+                     "parsed: drop --sentences %d"
+                     % (args.treebank, args.sentences))
+    if args.nltk_data is not None and not args.treebank:
+        parser.error("--nltk-data goes with --treebank, received "
+                     "--nltk-data %s without it" % args.nltk_data)
     if args.parse and (args.torch or args.backends):
         parser.error("--parse runs on the current backend only: drop "
                      "--torch and --backends (set KERAS_BACKEND instead)")
+    if args.sentences is None:
+        args.sentences = 2000
+    if args.passes is None:
+        args.passes = 3
     return args
 
 

@@ -22,12 +22,26 @@ def bench():
     (["--parse", "--passes", "0"], "--passes"),
     (["--model", "runs/x"], "--model"),
     (["--parse", "--torch"], "--torch"),
+    # Parse-only flags are refused without --parse, not ignored.
+    (["--passes", "5"], "--passes 5"),
+    (["--sentences", "300"], "--sentences 300"),
+    (["--treebank", "sinica"], "--treebank sinica"),
+    (["--parse", "--treebank", "ptb", "--sentences", "300"],
+     "--sentences 300"),
+    (["--parse", "--nltk-data", "/data/nltk"], "--nltk-data /data/nltk"),
 ])
 def test_bad_flags_are_named(bench, capsys, argv, flag):
     with pytest.raises(SystemExit) as exit_info:
         bench.parse_args(argv)
     assert exit_info.value.code == 2
     assert flag in capsys.readouterr().err
+
+
+def test_parse_flags_take_their_defaults_only_with_parse(bench):
+    args = bench.parse_args(["--parse"])
+    assert (args.sentences, args.passes) == (2000, 3)
+    args = bench.parse_args(["--parse", "--treebank", "sinica", "--passes", "2"])
+    assert (args.treebank, args.passes) == ("sinica", 2)
 
 
 def test_forward_only_reaches_the_backend_subprocesses(bench):
