@@ -128,6 +128,41 @@ def test_perplexity_metric_against_hand_computation():
     assert float(metric.result()) == pytest.approx(expected, rel=1e-5)
 
 
+def test_perplexity_gives_the_cross_entropy_what_the_loss_gives_it(
+    monkeypatch,
+):
+    # A compiled training step computes the softmax cross-entropy over the
+    # logits once for the loss and the metric only if both call it with
+    # the same arguments (with integer targets in the metric it made a
+    # second pass, 2 to 5% of a step). This fails if Keras' loss stops
+    # converting the targets to floats, or the metric does.
+    model = compile_language_model(
+        ONLSTMLanguageModel(12, embedding_size=4, hidden_size=4,
+                            num_layers=1, chunk_size=2), "adam")
+    loss = model.loss
+    calls = []
+
+    def recording(inner):
+        def fn(y_true, y_pred, from_logits=False, **kwargs):
+            calls.append((keras.backend.standardize_dtype(y_true.dtype),
+                          keras.backend.standardize_dtype(y_pred.dtype),
+                          from_logits))
+            return inner(y_true, y_pred, from_logits=from_logits, **kwargs)
+        return fn
+
+    loss.fn = recording(loss.fn)
+    monkeypatch.setattr(
+        keras.losses, "sparse_categorical_crossentropy",
+        recording(keras.losses.sparse_categorical_crossentropy))
+    y_true = np.array([[1, 2, 3]], "int32")
+    logits = np.random.default_rng(0).normal(size=(1, 3, 12))
+    logits = logits.astype("float32")
+    loss(y_true, logits)
+    Perplexity().update_state(y_true, logits)
+    assert len(calls) == 2
+    assert calls[0] == calls[1] == ("float32", "float32", True)
+
+
 def test_bptt_windows_continue_each_row():
     ids = list(range(1, 42))  # 41 tokens, 2 rows of 20
     data = BPTTSequence(ids, batch_size=2, bptt=6)
