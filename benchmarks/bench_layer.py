@@ -127,8 +127,8 @@ def parse_args(argv=None):
                         help="with --parse: a trained run's directory "
                              "(default: random weights, `small` preset size)")
     parser.add_argument("--sentences", type=int, default=None,
-                        help="with --parse: random sentences to parse "
-                             "(default: 2000)")
+                        help="with --parse, not with --treebank: random "
+                             "sentences to parse (default: 2000)")
     parser.add_argument("--passes", type=int, default=None,
                         help="with --parse: timed passes over the sentences, "
                              "each a distances-only pass then a whole parse; "
