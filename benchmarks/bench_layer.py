@@ -86,6 +86,11 @@ TARGET_OVER_KERAS = 0.9  # the target; 0.8 is the aim
 TARGET_OVER_TORCH = 1.3
 
 
+# `--parse`'s defaults: random sentences, and timed passes of each kind.
+PARSE_SENTENCES = 2000
+PARSE_PASSES = 3
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
@@ -128,11 +133,13 @@ def parse_args(argv=None):
                              "(default: random weights, `small` preset size)")
     parser.add_argument("--sentences", type=int, default=None,
                         help="with --parse, not with --treebank: random "
-                             "sentences to parse (default: 2000)")
+                             "sentences to parse (default: %d)"
+                             % PARSE_SENTENCES)
     parser.add_argument("--passes", type=int, default=None,
                         help="with --parse: timed passes over the sentences, "
                              "each a distances-only pass then a whole parse; "
-                             "the medians are reported (default: 3)")
+                             "the medians are reported (default: %d)"
+                             % PARSE_PASSES)
     parser.add_argument("--treebank", choices=("ptb", "sinica"), default=None,
                         help="with --parse: parse this treebank's sentences "
                              "instead of random ones")
@@ -181,10 +188,11 @@ def parse_args(argv=None):
     if args.parse and (args.torch or args.backends):
         parser.error("--parse runs on the current backend only: drop "
                      "--torch and --backends (set KERAS_BACKEND instead)")
+    # Filled in only now: `None` above told a flag given from its default.
     if args.sentences is None:
-        args.sentences = 2000
+        args.sentences = PARSE_SENTENCES
     if args.passes is None:
-        args.passes = 3
+        args.passes = PARSE_PASSES
     return args
 
 
