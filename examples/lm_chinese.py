@@ -68,8 +68,12 @@ from on_lstm_keras.workflow import resume_configs
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")
+# The script trains both directions for the same number of epochs and
+# reads Chinese text only: no `--backward-epochs`, no `--lowercase`.
 add_train_arguments(parser, language="zh", side_by_side="auto",
-                    backward_epochs=False)
+                    omit=("--backward-epochs", "--lowercase"),
+                    output=os.path.join("runs", "lm_chinese"),
+                    direction="both")
 parser.add_argument("--sentence", action="append", default=None,
                     help="a sentence to parse at the end (repeatable)")
 parser.add_argument("--nltk-data", default=None, help=(
@@ -84,7 +88,7 @@ parser.add_argument("--f1-by-epoch", action="store_true", help=(
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
-output = args.output or os.path.join("runs", "lm_chinese")
+output = args.output
 started = time.time()
 
 try:

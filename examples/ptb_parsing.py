@@ -59,6 +59,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras import workflow
 from on_lstm_keras.cli import add_train_arguments
+from on_lstm_keras.cli import check_output
 from on_lstm_keras.cli import settings_from_args
 
 # Epochs of the recipe's forward and backward models, by preset: 5 + 5
@@ -71,7 +72,14 @@ RECIPE_EPOCHS = {"ptb-cpu": (5, 5)}
 parser = argparse.ArgumentParser(
     description="Train forward and backward ON-LSTM language models on PTB "
                 "and score their unsupervised trees.")
-add_train_arguments(parser, language="en")
+# The corpus is PTB (`--ptb-dir` for a copy of your own), and the runs
+# train one after the other, each scored after every epoch (the backward
+# model's trees with the finished forward model's): so no `--corpus`,
+# no Chinese-only flags and no `--side-by-side`.
+add_train_arguments(parser, language="en",
+                    omit=("--corpus", "--user-dict", "--lowercase",
+                          "--script", "--side-by-side"),
+                    output=os.path.join("runs", "ptb"), direction="both")
 parser.set_defaults(preset="ptb-cpu", with_lstm=False)
 parser.add_argument("--ptb-dir", default=None,
                     help="folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt")
@@ -95,14 +103,15 @@ parser.add_argument("--no-lstm", "--no-baseline", action=_NoLSTM, nargs=0,
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
-output = args.output or os.path.join("runs", "ptb")
+output = args.output
 # Both directions for a new run; a resumed run keeps its recorded ones.
 direction = args.direction or (None if args.resume else "both")
-if direction is not None:
-    try:
+try:
+    check_output(output)
+    if direction is not None:
         workflow.check_backward_epochs(args.backward_epochs, direction)
-    except ValueError as e:
-        parser.error(str(e))
+except ValueError as e:
+    parser.error(str(e))
 if not args.resume and args.epochs is None and args.preset in RECIPE_EPOCHS:
     args.epochs, backward_epochs = RECIPE_EPOCHS[args.preset]
     if (direction == "both" and args.backward_epochs is None

