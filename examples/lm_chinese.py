@@ -57,6 +57,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras.cli import add_train_arguments
 from on_lstm_keras.cli import check_output
+from on_lstm_keras.cli import check_resume_corpus
 from on_lstm_keras.cli import check_train_flags
 from on_lstm_keras.cli import configs_from_args
 from on_lstm_keras.cli import settings_from_args
@@ -98,6 +99,7 @@ try:
         # the run's, but for the number of epochs and the learning rate.
         model_config, training_config = resume_configs(
             output, settings_from_args(args))
+        check_resume_corpus(args, output)
         direction = args.direction or recorded_direction(output)
         check_resume_direction(output, direction)
     else:

@@ -60,6 +60,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from on_lstm_keras import workflow
 from on_lstm_keras.cli import add_train_arguments
 from on_lstm_keras.cli import check_output
+from on_lstm_keras.cli import check_resume_corpus
 from on_lstm_keras.cli import settings_from_args
 
 # Epochs of the recipe's forward and backward models, by preset: 5 + 5
@@ -108,6 +109,8 @@ output = args.output
 direction = args.direction or (None if args.resume else "both")
 try:
     check_output(output)
+    if args.resume:
+        check_resume_corpus(args, output)
     if direction is not None:
         workflow.check_backward_epochs(args.backward_epochs, direction)
 except ValueError as e:

@@ -192,6 +192,31 @@ def test_a_resume_may_not_change_the_model(trained, tmp_path, capsys):
     assert "`hidden_size` cannot change" in err and "hidden_size=8" in err
 
 
+def test_a_resume_refuses_a_corpus_flag_that_differs_from_the_runs(
+        trained, tmp_path, capsys):
+    """A resumed run reads the corpus it recorded: a corpus flag with
+    another value is named and refused (not ignored), nothing written; the
+    same corpus file, under another spelling of its path, is accepted."""
+    corpus, output = copy_run(trained, tmp_path)
+    other = write_corpus(tmp_path / "other.txt")
+    before = sorted(os.listdir(output))
+    argv = train_args(other, output, "--resume", "--epochs", "2")
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"received --corpus {other}, where the run in {output} has" in err
+    assert "Traceback" not in err
+    assert cli.main(train_args(corpus, output, "--resume", "--epochs", "2",
+                               "--max-sentences", "5")) == 2
+    assert "received --max-sentences 5, where the run" in capsys.readouterr().err
+    assert sorted(os.listdir(output)) == before
+    assert history_epochs(output) == [0]
+    relative = os.path.relpath(corpus)
+    assert relative != str(corpus)
+    assert cli.main(train_args(relative, output, "--resume", "--epochs",
+                               "2")) == 0
+    assert history_epochs(output) == [0, 1]
+
+
 def test_history_rows_past_the_checkpoint_are_dropped_on_resume(tmp_path):
     path = tmp_path / "history.csv"
     path.write_text("epoch,loss\n0,3.0\n1,2.5\n1,2.5\n2,2.0\n2,")

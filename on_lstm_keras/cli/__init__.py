@@ -21,6 +21,7 @@ from on_lstm_keras.cli.parse import run_parse
 from on_lstm_keras.cli.train import DEFAULT_OUTPUT
 from on_lstm_keras.cli.train import add_train_arguments
 from on_lstm_keras.cli.train import check_output
+from on_lstm_keras.cli.train import check_resume_corpus
 from on_lstm_keras.cli.train import check_train_flags
 from on_lstm_keras.cli.train import configs_from_args
 from on_lstm_keras.cli.train import run_training
@@ -28,10 +29,10 @@ from on_lstm_keras.cli.train import settings_from_args
 
 __all__ = [
     "DEFAULT_OUTPUT", "add_evaluate_arguments", "add_parse_arguments",
-    "add_train_arguments", "build_parser", "check_output", "check_train_flags",
-    "configs_from_args", "format_parse", "main", "quiet_tensorflow",
-    "read_input_sentences", "run_evaluate", "run_parse", "run_training",
-    "settings_from_args",
+    "add_train_arguments", "build_parser", "check_output",
+    "check_resume_corpus", "check_train_flags", "configs_from_args",
+    "format_parse", "main", "quiet_tensorflow", "read_input_sentences",
+    "run_evaluate", "run_parse", "run_training", "settings_from_args",
 ]
 
 

@@ -237,6 +237,38 @@ def check_train_flags(settings):
             )
 
 
+# The flags that choose the corpus, and the `load_corpus` settings (as a
+# run records them) they give.
+CORPUS_FLAGS = {"--corpus": "corpus", "--max-sentences": "max_sentences",
+                "--user-dict": "user_dict", "--lowercase": "lowercase",
+                "--script": "script"}
+
+
+def check_resume_corpus(args, output):
+    """Raises `ValueError` if a corpus flag given with `--resume` differs
+    from the run's: a resumed run reads the corpus it recorded, so the flag
+    would otherwise be ignored. Flags a parser lacks, or not given, pass."""
+    from on_lstm_keras.models.saving import read_run_info
+
+    recorded = read_run_info(output).get("corpus_settings")
+    if recorded is None:
+        return  # no run: reported where the run is read
+    for flag, key in CORPUS_FLAGS.items():
+        given = getattr(args, key, None)
+        if given is None or given is False:
+            continue
+        run = recorded.get(key)
+        if key in ("corpus", "user_dict") and run is not None:
+            same = os.path.abspath(given) == os.path.abspath(run)
+        else:
+            same = given == run
+        if not same:
+            raise ValueError(
+                f"--resume reads the run's own corpus: received {flag} "
+                f"{given}, where the run in {output} has {run!r}; leave "
+                f"{flag} out")
+
+
 def check_output(path):
     """Raises `ValueError` if `--output` cannot be a model directory."""
     if not path:
@@ -280,6 +312,7 @@ def run_training(args, language):
         if not has_run(output):
             raise FileNotFoundError(
                 f"--resume: {output} holds no run to resume (no run.json)")
+        check_resume_corpus(args, output)
         if direction is not None:
             workflow.check_resume_direction(output, direction)
         workflow.check_backward_epochs(
