@@ -31,6 +31,22 @@ def test_one_function_decides_the_script(language, corpus, given, want):
     assert chinese_script(language, corpus, given) == want
 
 
+@pytest.mark.parametrize("language, setting, name", [
+    ("en", {"user_dict": "dict.txt"}, "user_dict"),
+    ("en", {"script": "traditional"}, "script"),
+    ("zh", {"lowercase": True}, "lowercase"),
+])
+def test_a_setting_of_the_other_language_is_refused_by_name(language, setting,
+                                                           name, tmp_path):
+    corpus = tmp_path / "text.txt"
+    corpus.write_text("a b c .\n", encoding="utf-8")
+    value = setting[name]
+    with pytest.raises(ValueError, match=(
+            f"{name} applies to language=.* only; received "
+            f"{name}={value!r} with language={language!r}")):
+        load_corpus(language, str(corpus), **setting)
+
+
 def test_a_bad_script_or_language_is_named():
     with pytest.raises(ValueError, match="script='latin'"):
         chinese_script("zh", None, "latin")

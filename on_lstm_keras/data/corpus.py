@@ -107,6 +107,15 @@ def load_corpus(language="zh", corpus=None, max_sentences=None, user_dict=None,
         valid_fraction=valid_fraction, test_fraction=test_fraction, seed=seed,
     )
     language = check.choice("language", language, LANGUAGES)
+    # Each of these applies to one language: refused, not ignored, with the
+    # other.
+    for name, value, applies_to in (("user_dict", user_dict, "zh"),
+                                    ("script", script, "zh"),
+                                    ("lowercase", lowercase or None, "en")):
+        if value is not None and language != applies_to:
+            raise ValueError(
+                f"{name} applies to language={applies_to!r} only; received "
+                f"{name}={value!r} with language={language!r}")
     script = chinese_script(language, corpus, script)
     if script is not None:
         settings["script"] = script
