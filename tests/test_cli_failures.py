@@ -596,6 +596,11 @@ def test_a_scripts_train_flags_leave_out_what_it_does_not_use():
     assert "(default: small)" in text and "--side-by-side" in text
     with pytest.raises(ValueError, match=r"omit: \['--corpora'\] are not"):
         cli.add_train_arguments(argparse.ArgumentParser(), omit=("--corpora",))
+    # The keyword `omit` replaced, for one flag: still taken, with a warning.
+    old = argparse.ArgumentParser()
+    with pytest.warns(DeprecationWarning, match="use omit=..--backward-epochs"):
+        cli.add_train_arguments(old, backward_epochs=False)
+    assert "--backward-epochs" not in old.format_help()
 
 
 def test_an_empty_output_is_named_not_taken_for_the_working_directory():

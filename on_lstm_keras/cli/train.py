@@ -4,6 +4,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import warnings
 
 from on_lstm_keras.cli._args import POSITIVE
 from on_lstm_keras.cli._args import RATE
@@ -107,7 +108,8 @@ class _WithLSTM(argparse.Action):
 
 
 def add_train_arguments(parser, language=None, side_by_side="off",
-                        omit=(), output=None, direction="forward"):
+                        omit=(), output=None, direction="forward",
+                        backward_epochs=None):
     """The `train` options (also used by the example scripts).
 
     Args:
@@ -123,10 +125,18 @@ def add_train_arguments(parser, language=None, side_by_side="off",
             by language, which leaves `args.output` `None`).
         direction: What a new run reads without `--direction`, for the
             help text.
+        backward_epochs: Deprecated; `backward_epochs=False` is
+            `omit=("--backward-epochs",)`.
 
     The `--preset` help shows the parser's default, so a script's
     `parser.set_defaults(preset=...)` shows in it.
     """
+    if backward_epochs is not None:
+        warnings.warn("add_train_arguments(backward_epochs=...) is "
+                      "deprecated; use omit=('--backward-epochs',) to leave "
+                      "the flag out", DeprecationWarning, stacklevel=2)
+        if not backward_epochs:
+            omit = (*omit, "--backward-epochs")
     flags = []
 
     def add(*names, **options):
