@@ -46,6 +46,14 @@ Keras 3.15), ONLSTM its fused op compiled by XLA on TensorFlow and JAX
 (on torch it steps through its cell). The `paper` config is the paper's
 PTB layer (`--configs paper`).
 
+With `--profile` (TensorFlow only), the script instead runs TensorFlow's
+profiler over `--steps` steps of each layer, one layer after the other,
+and prints the time its kernels took by op type (summed over threads, per
+step) and how many of each a step ran, side by side: where one layer's
+step spends time that the other's does not. Kernel time summed over
+threads is not wall time: kernels off the step's critical path run on
+another core.
+
 Every run first prints the machine it runs on: CPU model, cores (and
 those this process may use), thread settings, and library versions, so
 that a figure can be traced to its machine.
@@ -55,6 +63,7 @@ that a figure can be traced to its machine.
     python benchmarks/bench_layer.py --forward-only
     python benchmarks/bench_layer.py --forward-only --breakdown
     python benchmarks/bench_layer.py --parse --sentences 2000
+    python benchmarks/bench_layer.py --profile --configs big --jit false
 
 The Keras backend is fixed when Keras is imported, so `--backends` runs this
 script once per backend in a subprocess and prints one table at the end.
@@ -68,6 +77,7 @@ import contextlib
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -89,6 +99,7 @@ TARGET_OVER_TORCH = 1.3
 # `--parse`'s defaults: random sentences, and timed passes of each kind.
 PARSE_SENTENCES = 2000
 PARSE_PASSES = 3
+PROFILE_TOP = 16
 
 
 def parse_args(argv=None):
@@ -146,6 +157,13 @@ def parse_args(argv=None):
     parser.add_argument("--nltk-data", default=None,
                         help="with --treebank: folder holding the corpora "
                              "(default: nltk's data path)")
+    parser.add_argument(
+        "--profile", action="store_true",
+        help="TensorFlow only: kernel time by op type of each layer's step "
+             "from TensorFlow's profiler, instead of timings")
+    parser.add_argument("--top", type=int, default=None,
+                        help="with --profile: op types to list, the rest "
+                             "summed in one row (default: %d)" % PROFILE_TOP)
     parser.add_argument("--json", action="store_true",
                         help="print one JSON line per result (used with "
                              "--backends)")
@@ -185,6 +203,16 @@ def parse_args(argv=None):
     if args.nltk_data is not None and not args.treebank:
         parser.error("--nltk-data goes with --treebank, received "
                      "--nltk-data %s without it" % args.nltk_data)
+    if args.top is not None and not args.profile:
+        parser.error("--top goes with --profile, received --top %d without "
+                     "it" % args.top)
+    if args.top is not None and args.top < 1:
+        parser.error("--top must be >= 1, received %d" % args.top)
+    if args.profile and (args.torch or args.backends or args.parse
+                         or args.breakdown):
+        parser.error("--profile runs TensorFlow's profiler in this process: "
+                     "drop --torch, --backends, --parse and --breakdown "
+                     "(set KERAS_BACKEND=tensorflow instead)")
     if args.parse and (args.torch or args.backends):
         parser.error("--parse runs on the current backend only: drop "
                      "--torch and --backends (set KERAS_BACKEND instead)")
@@ -193,6 +221,8 @@ def parse_args(argv=None):
         args.sentences = PARSE_SENTENCES
     if args.passes is None:
         args.passes = PARSE_PASSES
+    if args.top is None:
+        args.top = PROFILE_TOP
     return args
 
 
@@ -734,6 +764,143 @@ def print_table(rows, torch_ms):
         print(text)
 
 
+# A kernel's event in TensorFlow's trace is named `node name:OpType`; the
+# executor's and functions' events (`ExecutorState::Process`,
+# `EagerLocalExecute: __inference_...`) enclose kernels, and would count
+# their time twice.
+_KERNEL_EVENT = re.compile(r"^[^\s:]+:([A-Za-z_][A-Za-z0-9_]*)$")
+# With XLA a step is one kernel named after the compiled function
+# (`__inference_one_step_on_data_4352`): reported as `one_step_on_data
+# (XLA)`, the same name in both layers' columns.
+_COMPILED_FUNCTION = re.compile(r"^__inference_(.+?)_\d+$")
+# Work that Eigen's thread pool does for a kernel running on another
+# thread (the trace does not say which kernel): its own row.
+HELPER_THREADS = "ParallelFor"
+
+
+def op_times(xspace):
+    """`{op type: (milliseconds, calls)}` of the kernels in a TensorFlow
+    profiler trace (an `XSpace` proto), summed over the host's threads;
+    `HELPER_THREADS` holds Eigen's thread-pool work for kernels running on
+    other threads, and an XLA-compiled step is one kernel."""
+    totals = {}
+    for plane in xspace.planes:
+        names = {k: m.name for k, m in plane.event_metadata.items()}
+        for line in plane.lines:
+            for event in line.events:
+                name = names.get(event.metadata_id, "")
+                match = _KERNEL_EVENT.match(name)
+                if match:
+                    op = match.group(1)
+                    compiled = _COMPILED_FUNCTION.match(op)
+                    if compiled:
+                        op = "%s (XLA)" % compiled.group(1)
+                elif name == HELPER_THREADS:
+                    op = name
+                else:
+                    continue
+                ms, calls = totals.get(op, (0.0, 0))
+                totals[op] = (ms + event.duration_ps / 1e9, calls + 1)
+    return totals
+
+
+def profile_step(step, steps, warmup):
+    """`op_times` of `steps` calls of `step` (after `warmup` untimed)."""
+    import glob
+
+    import tensorflow as tf
+
+    try:
+        from tensorflow.tsl.profiler.protobuf import xplane_pb2
+    except ImportError as e:  # moved between TensorFlow versions
+        raise SystemExit("--profile reads TensorFlow's trace with "
+                         "tensorflow.tsl.profiler.protobuf.xplane_pb2, which "
+                         "this TensorFlow (%s) lacks: %s" % (tf.__version__, e))
+    for _ in range(warmup):
+        step()
+    with tempfile.TemporaryDirectory() as logdir:
+        tf.profiler.experimental.start(logdir)
+        try:
+            for _ in range(steps):
+                step()
+        finally:
+            tf.profiler.experimental.stop()
+        paths = glob.glob(os.path.join(logdir, "**", "*.xplane.pb"),
+                          recursive=True)
+        if not paths:
+            raise SystemExit("--profile: TensorFlow's profiler wrote no trace "
+                             "in %s" % logdir)
+        xspace = xplane_pb2.XSpace()
+        with open(paths[0], "rb") as f:
+            xspace.ParseFromString(f.read())
+    return op_times(xspace)
+
+
+def profile_table(per_layer, steps, top):
+    """Lines of a Markdown table: each op type's milliseconds and calls per
+    step for each layer, the `top` largest by their sum, the rest in one
+    row, then the totals."""
+    layers = list(per_layer)
+    ops_ = sorted(
+        {op for times in per_layer.values() for op in times},
+        key=lambda op: -sum(per_layer[k].get(op, (0.0, 0))[0]
+                            for k in layers))
+    head = "| op type | " + " | ".join(
+        "%s ms | %s calls" % (k, k) for k in layers) + " |"
+    lines = [head, "|---|" + "---:|---:|" * len(layers)]
+
+    def row(label, chosen):
+        cells = []
+        for k in layers:
+            ms = sum(per_layer[k].get(op, (0.0, 0))[0] for op in chosen)
+            calls = sum(per_layer[k].get(op, (0.0, 0))[1] for op in chosen)
+            cells.append("%.1f | %.0f" % (ms / steps, calls / steps))
+        return "| %s | %s |" % (label, " | ".join(cells))
+
+    for op in ops_[:top]:
+        lines.append(row(op, [op]))
+    if ops_[top:]:
+        lines.append(row("%d other op types" % len(ops_[top:]), ops_[top:]))
+    lines.append(row("**all kernels**", ops_))
+    return lines
+
+
+def run_profile(args):
+    import keras
+
+    from on_lstm_keras import ONLSTM
+
+    backend = keras.backend.backend()
+    if backend != "tensorflow":
+        raise SystemExit("--profile reads TensorFlow's profiler: set "
+                         "KERAS_BACKEND=tensorflow, received KERAS_BACKEND=%s"
+                         % backend)
+    print_environment(backend_environment())
+    jit_modes = {"both": [False, True], "true": [True], "false": [False]}
+    for name in args.configs.split(","):
+        cfg = CONFIGS[name]
+        _, _, _, units, chunk = cfg
+        for jit in jit_modes[args.jit]:
+            layers = {
+                "ONLSTM": lambda: ONLSTM(units, chunk, return_sequences=True),
+                "keras LSTM": lambda: keras.layers.LSTM(
+                    units, return_sequences=True),
+            }
+            per_layer = {
+                k: profile_step(
+                    keras_step_fn(make, cfg, jit, args.forward_only),
+                    args.steps, args.warmup)
+                for k, make in layers.items()}
+            print("\n%s, %s step, XLA %s: kernel time by op type, ms per step "
+                  "summed over threads, and kernels per step (%d profiled "
+                  "steps of each layer, one layer after the other)\n" % (
+                      name, "forward" if args.forward_only else "training",
+                      "yes" if jit else "no", args.steps))
+            for line in profile_table(per_layer, args.steps, args.top):
+                print(line)
+            print(flush=True)
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.torch_only:
@@ -743,6 +910,9 @@ def main(argv=None):
         print_environment(environment())
     if args.parse:
         run_parse(args)
+        return
+    if args.profile:
+        run_profile(args)
         return
     if args.torch:
         check_torch()

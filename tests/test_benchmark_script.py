@@ -219,3 +219,94 @@ def test_parse_mode_reports_medians_of_its_passes(bench, monkeypatch,
     assert row["sentences"] == 12
     assert row["sentences_per_s"] == pytest.approx(12 / row["seconds"])
     assert 0 < row["distances_seconds"] <= max(each) * 10
+
+
+def _xspace(events_by_line):
+    """A TensorFlow profiler trace with one host plane whose lines hold
+    `(event name, microseconds)`."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace()
+    plane = space.planes.add(name="/host:CPU")
+    ids = {}
+    for n, events in enumerate(events_by_line):
+        line = plane.lines.add(name="thread %d" % n)
+        for name, micros in events:
+            if name not in ids:
+                ids[name] = len(ids) + 1
+                plane.event_metadata[ids[name]].name = name
+                plane.event_metadata[ids[name]].id = ids[name]
+            line.events.add(metadata_id=ids[name],
+                            duration_ps=int(micros * 1e6))
+    return space
+
+
+def test_profile_counts_kernels_by_op_type_and_not_their_enclosing_events(
+        bench):
+    space = _xspace([
+        [("ExecutorState::Process", 10_000),
+         ("model/onlstm/while/MatMul:_MklMatMul", 2_000),
+         ("model/onlstm/while/mul_3:Mul", 250),
+         ("EagerLocalExecute: __inference_one_step_on_data_574", 20_000),
+         ("KernelAndDeviceFunc::Run", 20_000)],
+        [("model/onlstm/while/MatMul_1:_MklMatMul", 3_000),
+         ("ParallelFor", 1_500),
+         ("model/onlstm/while/mul_4:Mul", 500)],
+    ])
+    assert bench.op_times(space) == {
+        "_MklMatMul": (5.0, 2), "Mul": (0.75, 2), "ParallelFor": (1.5, 1)}
+    compiled = _xspace([[("one_step_on_data:__inference_one_step_on_data_4352",
+                          7_000)]])
+    assert bench.op_times(compiled) == {"one_step_on_data (XLA)": (7.0, 1)}
+
+
+def test_profile_table_lists_the_largest_op_types_per_step(bench):
+    per_layer = {
+        "ONLSTM": {"MatMul": (40.0, 20), "Mul": (10.0, 100), "Sub": (2.0, 8)},
+        "keras LSTM": {"MatMul": (44.0, 20), "AddN": (12.0, 30)},
+    }
+    lines = bench.profile_table(per_layer, steps=2, top=2)
+    assert lines[0] == ("| op type | ONLSTM ms | ONLSTM calls | keras LSTM ms "
+                        "| keras LSTM calls |")
+    # MatMul (84 in all), then AddN (12); Mul (10) and Sub (2) summed.
+    assert lines[2:] == [
+        "| MatMul | 20.0 | 10 | 22.0 | 10 |",
+        "| AddN | 0.0 | 0 | 6.0 | 15 |",
+        "| 2 other op types | 6.0 | 54 | 0.0 | 0 |",
+        "| **all kernels** | 26.0 | 64 | 28.0 | 25 |",
+    ]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--top", "5"], "--top 5"),
+    (["--profile", "--top", "0"], "--top"),
+    (["--profile", "--backends", "tensorflow"], "--backends"),
+    (["--profile", "--parse"], "--parse"),
+])
+def test_profile_flags_are_checked(bench, capsys, argv, flag):
+    with pytest.raises(SystemExit) as exit_info:
+        bench.parse_args(argv)
+    assert exit_info.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def test_profile_runs_both_layers_on_tensorflow(bench, monkeypatch, capsys):
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        with pytest.raises(SystemExit, match="KERAS_BACKEND=tensorflow"):
+            bench.run_profile(bench.parse_args(["--profile"]))
+        return
+    monkeypatch.setitem(bench.CONFIGS, "tiny", (2, 4, 3, 8, 2))
+    bench.run_profile(bench.parse_args(
+        ["--profile", "--configs", "tiny", "--jit", "false", "--steps", "2",
+         "--warmup", "1"]))
+    out = capsys.readouterr().out
+    assert "tiny, training step, XLA no" in out
+    rows = {line.split(" | ")[0][2:]: line.split(" | ")[1:]
+            for line in out.splitlines() if line.startswith("| ")}
+    # Both layers ran kernels: the step's matmuls are there for each.
+    matmul = [op for op in rows if "MatMul" in op]
+    assert matmul
+    onlstm_ms, _, keras_ms, _ = rows[matmul[0]]
+    assert float(onlstm_ms) > 0 and float(keras_ms) > 0
