@@ -100,6 +100,8 @@ TARGET_OVER_TORCH = 1.3
 PARSE_SENTENCES = 2000
 PARSE_PASSES = 3
 PROFILE_TOP = 16
+# `--jit` on TensorFlow: the `jit_compile` settings to run.
+TF_JIT_MODES = {"both": [False, True], "true": [True], "false": [False]}
 
 
 def parse_args(argv=None):
@@ -378,6 +380,24 @@ def check_torch():
         )
 
 
+# The two layers compared, by their keys in a result row, and as tables
+# name them.
+LAYER_NAMES = {"onlstm": "ONLSTM", "keras_lstm": "keras LSTM"}
+
+
+def compared_layers(units, chunk):
+    """`{key: factory}` of the two layers compared, of one size, each
+    returning its whole sequence: `ONLSTM` and `keras.layers.LSTM`."""
+    import keras
+
+    from on_lstm_keras import ONLSTM
+
+    return {
+        "onlstm": lambda: ONLSTM(units, chunk, return_sequences=True),
+        "keras_lstm": lambda: keras.layers.LSTM(units, return_sequences=True),
+    }
+
+
 def keras_step_fn(layer_factory, cfg, jit, forward_only=False):
     import keras
     import numpy as np
@@ -531,8 +551,6 @@ def run_torch(args):
 def run_here(args):
     import keras
 
-    from on_lstm_keras import ONLSTM
-
     backend = keras.backend.backend()
     if args.breakdown and backend == "torch":
         raise SystemExit(
@@ -542,8 +560,7 @@ def run_here(args):
     if args.json:
         print(json.dumps({"environment": backend_environment()}), flush=True)
     if backend == "tensorflow":
-        jit_modes = {"both": [False, True], "true": [True], "false": [False]}
-        jit_modes = jit_modes[args.jit]
+        jit_modes = TF_JIT_MODES[args.jit]
     elif backend == "torch":
         # `jit_compile=True` would be torch.compile, which Keras' own
         # "auto" leaves off: time the layers as a user gets them.
@@ -556,21 +573,12 @@ def run_here(args):
         cfg = CONFIGS[name]
         _, _, _, units, chunk = cfg
         for jit in jit_modes:
-            def onlstm_step():
-                return keras_step_fn(
-                    lambda: ONLSTM(units, chunk, return_sequences=True),
-                    cfg, jit, args.forward_only,
-                )
-
-            steps = {
-                "onlstm": onlstm_step(),
-                "keras_lstm": keras_step_fn(
-                    lambda: keras.layers.LSTM(units, return_sequences=True),
-                    cfg, jit, args.forward_only,
-                ),
-            }
+            layers = compared_layers(units, chunk)
+            steps = {key: keras_step_fn(make, cfg, jit, args.forward_only)
+                     for key, make in layers.items()}
             for key, cls in stand_ins.items():
-                step = onlstm_step()
+                step = keras_step_fn(layers["onlstm"], cfg, jit,
+                                     args.forward_only)
                 with fused_recurrence_class(cls):
                     step()  # traced (and compiled) with the stand-in
                 steps[key] = step
@@ -868,29 +876,21 @@ def profile_table(per_layer, steps, top):
 def run_profile(args):
     import keras
 
-    from on_lstm_keras import ONLSTM
-
     backend = keras.backend.backend()
     if backend != "tensorflow":
         raise SystemExit("--profile reads TensorFlow's profiler: set "
                          "KERAS_BACKEND=tensorflow, received KERAS_BACKEND=%s"
                          % backend)
     print_environment(backend_environment())
-    jit_modes = {"both": [False, True], "true": [True], "false": [False]}
     for name in args.configs.split(","):
         cfg = CONFIGS[name]
         _, _, _, units, chunk = cfg
-        for jit in jit_modes[args.jit]:
-            layers = {
-                "ONLSTM": lambda: ONLSTM(units, chunk, return_sequences=True),
-                "keras LSTM": lambda: keras.layers.LSTM(
-                    units, return_sequences=True),
-            }
+        for jit in TF_JIT_MODES[args.jit]:
             per_layer = {
-                k: profile_step(
+                LAYER_NAMES[key]: profile_step(
                     keras_step_fn(make, cfg, jit, args.forward_only),
                     args.steps, args.warmup)
-                for k, make in layers.items()}
+                for key, make in compared_layers(units, chunk).items()}
             print("\n%s, %s step, XLA %s: kernel time by op type, ms per step "
                   "summed over threads, and kernels per step (%d profiled "
                   "steps of each layer, one layer after the other)\n" % (
