@@ -349,7 +349,7 @@ def key_of(row):
 
 def write_outputs(args, trials, rows):
     """`trials.csv`, `summary.json` and `curves.png`, each atomically."""
-    from on_lstm_keras._atomic import write_text
+    from on_lstm_keras.utils.atomic import write_text
     from on_lstm_keras.models.saving import write_json
 
     text = io.StringIO()
@@ -488,8 +488,8 @@ def draw_curves(rows, best, path, title=None, unigram=None):
     """`curves.png`: perplexity against training seconds, every trial
     faint, each cell's best trial bold, the unigram perplexity (if given)
     dashed."""
-    from on_lstm_keras._atomic import replacing
-    from on_lstm_keras._extras import require
+    from on_lstm_keras.utils.atomic import replacing
+    from on_lstm_keras.utils.extras import require
 
     require("matplotlib", "plot", "Drawing the search's curves")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -681,7 +681,7 @@ def save_weights(model, path):
     import keras
     import numpy as np
 
-    from on_lstm_keras._atomic import replacing
+    from on_lstm_keras.utils.atomic import replacing
 
     with replacing(path, suffix=".npz") as tmp:
         with open(tmp, "wb") as f:
@@ -805,8 +805,8 @@ def main(argv=None):
         check_output(args.output)
     except ValueError as e:
         parser.error(str(e))
-    from on_lstm_keras._lock import DirectoryLocked
-    from on_lstm_keras._lock import output_lock
+    from on_lstm_keras.utils.lock import DirectoryLocked
+    from on_lstm_keras.utils.lock import output_lock
 
     try:
         with output_lock(args.output):

@@ -389,7 +389,7 @@ for recurrent, info in results.items():
 # %%
 import json
 
-from on_lstm_keras._atomic import write_text
+from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.cli.evaluate import format_settings_table
 from on_lstm_keras.parsing.runs import choose_parse_default
 from on_lstm_keras.parsing.treebanks import CorpusNotFoundError

@@ -200,7 +200,7 @@ train_minutes = (time.time() - started) / 60
 # %%
 import json
 
-from on_lstm_keras._atomic import write_text
+from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.cli.evaluate import format_settings_table
 from on_lstm_keras.models.saving import read_run_info
 from on_lstm_keras.parsing.runs import choose_parse_default

@@ -24,7 +24,7 @@ import tempfile
 import threading
 import traceback
 
-from on_lstm_keras._atomic import replacing
+from on_lstm_keras.utils.atomic import replacing
 
 
 def cpu_cores():

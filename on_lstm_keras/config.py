@@ -27,7 +27,7 @@ ValueError: Argument `chunk_size` must divide every layer size [10, 12], receive
 
 import dataclasses
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 
 RECURRENT_KINDS = ("onlstm", "lstm")
 # The order a language model reads a sentence in: "backward" is a model

@@ -11,7 +11,7 @@ CJK font shows the words even when matplotlib has none.
 
 import os
 
-from on_lstm_keras._extras import require
+from on_lstm_keras.utils.extras import require
 
 CJK_FONTS = (
     "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC",

@@ -23,8 +23,8 @@ import warnings
 
 import numpy as np
 
-from on_lstm_keras._lock import DirectoryLocked  # noqa: F401 (public here)
-from on_lstm_keras._lock import output_lock
+from on_lstm_keras.utils.lock import DirectoryLocked  # noqa: F401 (public here)
+from on_lstm_keras.utils.lock import output_lock
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.config import check_setting_names

@@ -26,11 +26,11 @@ import on_lstm_keras
 from on_lstm_keras import cli
 from on_lstm_keras import config
 from on_lstm_keras import workflow
-from on_lstm_keras._atomic import replacing
-from on_lstm_keras._atomic import write_text
-from on_lstm_keras._lock import LOCK_FILE
-from on_lstm_keras._lock import DirectoryLocked
-from on_lstm_keras._lock import output_lock
+from on_lstm_keras.utils.atomic import replacing
+from on_lstm_keras.utils.atomic import write_text
+from on_lstm_keras.utils.lock import LOCK_FILE
+from on_lstm_keras.utils.lock import DirectoryLocked
+from on_lstm_keras.utils.lock import output_lock
 from on_lstm_keras.models import training
 from on_lstm_keras.models.saving import load_run
 
@@ -297,7 +297,7 @@ def test_a_second_process_refuses_at_once_and_a_dead_ones_lock_is_taken(
 def test_the_lock_refuses_another_open_of_the_file(tmp_path):
     # Locks are per open file: a second, independent acquisition fails the
     # way another process's would.
-    from on_lstm_keras import _lock
+    from on_lstm_keras.utils import lock as _lock
 
     with output_lock(str(tmp_path)):
         held = _lock._held.pop(os.path.realpath(tmp_path))

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from on_lstm_keras import _extras
-from on_lstm_keras._extras import MissingExtraError
-from on_lstm_keras._extras import require
+from on_lstm_keras.utils import extras as _extras
+from on_lstm_keras.utils.extras import MissingExtraError
+from on_lstm_keras.utils.extras import require
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,7 +74,7 @@ class _Terminal:
 
 def test_progress_bar_shows_only_on_a_terminal_and_when_enabled(monkeypatch):
     pytest.importorskip("tqdm")
-    from on_lstm_keras._extras import progress_bar
+    from on_lstm_keras.utils.extras import progress_bar
 
     for tty, enabled, shown in ((True, True, True), (False, True, False),
                                 (True, False, False)):
@@ -89,7 +89,7 @@ def test_progress_bar_shows_only_on_a_terminal_and_when_enabled(monkeypatch):
 
 
 def test_progress_bar_without_tqdm_is_silent(monkeypatch):
-    from on_lstm_keras._extras import progress_bar
+    from on_lstm_keras.utils.extras import progress_bar
 
     monkeypatch.setitem(sys.modules, "tqdm", None)
     stderr = _Terminal()

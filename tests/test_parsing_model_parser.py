@@ -447,7 +447,7 @@ def test_parse_sentences_passes_its_batch_size_on():
 @pytest.fixture
 def bars(monkeypatch):
     """The progress bars made, each with its arguments and updates."""
-    from on_lstm_keras import _extras
+    from on_lstm_keras.utils import extras as _extras
 
     made = []
 

@@ -1,5 +1,5 @@
-"""The RRNN subpackage layout: old `.keras` files still load, old import
-paths still work (with a DeprecationWarning), the public names are kept.
+"""The RRNN subpackage layout: old `.keras` files still load and the
+public names are kept.
 
 `tests/data/rrnn_v0_1_0.keras` was saved by version 0.1.0, while the classes
 lived in `on_lstm_keras.layers.rrnn` (its config names that module); the
@@ -7,7 +7,6 @@ lived in `on_lstm_keras.layers.rrnn` (its config names that module); the
 """
 
 import copy
-import importlib
 import json
 import os
 import subprocess
@@ -146,44 +145,14 @@ def test_registered_names_are_unchanged():
         ) is cls
 
 
-@pytest.mark.parametrize(
-    "module,names",
-    [
-        ("on_lstm_keras.layers.rrnn",
-         ["RRNN", "RRNNCell", "RRNNTreeDistance", "gru_tree",
-          "most_common_trees", "tree_distance", "tree_expression",
-          "normalize_tree", "tree_to_names", "NUM_LEAVES", "OPERATIONS",
-          "ACTIVATIONS", "DEFAULT_ACTIVATIONS", "POOLS", "SELECTIONS"]),
-        ("on_lstm_keras.layers.rrnn_trees",
-         ["gru_tree", "normalize_tree", "tree_to_names", "tree_expression",
-          "most_common_trees", "tree_distance", "NUM_LEAVES", "LEAF_NAMES",
-          "OPERATIONS", "ACTIVATIONS", "DEFAULT_ACTIVATIONS", "POOLS"]),
-    ],
-)
-def test_old_module_paths_warn_and_reexport(module, names, monkeypatch):
-    monkeypatch.delitem(sys.modules, module, raising=False)
-    with pytest.warns(DeprecationWarning, match=r"on_lstm_keras\.rrnn"):
-        old = importlib.import_module(module)
-    for name in names:
-        assert getattr(old, name) is getattr(
-            importlib.import_module(
-                "on_lstm_keras.rrnn" if hasattr(rrnn, name)
-                else "on_lstm_keras.rrnn.trees" if name != "SELECTIONS"
-                else "on_lstm_keras.rrnn.cell"
-            ),
-            name,
-        ), name
-
-
 def test_package_exports_are_kept():
     assert on_lstm_keras.RRNN is rrnn.RRNN
     assert on_lstm_keras.RRNNCell is rrnn.RRNNCell
     assert on_lstm_keras.RRNNTreeDistance is rrnn.RRNNTreeDistance
     from on_lstm_keras import layers
 
-    assert layers.RRNN is rrnn.RRNN
-    assert layers.RRNNCell is rrnn.RRNNCell
-    assert layers.RRNNTreeDistance is rrnn.RRNNTreeDistance
+    # RRNN stands beside `layers`, not inside it.
+    assert not hasattr(layers, "RRNN")
 
 
 def test_no_rrnn_module_over_600_lines():

@@ -74,7 +74,7 @@ def main(argv=None):
     interrupted. Errors print one line, no traceback."""
     quiet_tensorflow()
     args = build_parser().parse_args(argv)
-    from on_lstm_keras._lock import DirectoryLocked
+    from on_lstm_keras.utils.lock import DirectoryLocked
 
     diverged = ()  # Keras starts only for the commands that need a model.
     if args.command == "train":

@@ -309,7 +309,7 @@ def run_training(args, language):
     process refuses at once.
     """
     from on_lstm_keras import workflow
-    from on_lstm_keras._lock import output_lock
+    from on_lstm_keras.utils.lock import output_lock
     from on_lstm_keras.models.saving import has_run
 
     from on_lstm_keras.models.training import refuse_to_overwrite

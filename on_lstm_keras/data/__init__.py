@@ -1,43 +1,45 @@
-"""Text data for language modelling: corpora, tokenizers, vocabulary, batches.
+"""Text data for language modelling: corpora, tokenizers, vocabulary, batches."""
 
-The names below are imported when first used, so that the command line can
-read the corpus settings without starting Keras (only `batching` needs it).
-"""
+from on_lstm_keras.data.batching import BPTTSequence
+from on_lstm_keras.data.batching import batchify
+from on_lstm_keras.data.corpora import CorpusError
+from on_lstm_keras.data.corpora import peoples_daily_sentences
+from on_lstm_keras.data.corpora import ptb_lm_splits
+from on_lstm_keras.data.corpora import read_sentences
+from on_lstm_keras.data.corpora import split_sentences
+from on_lstm_keras.data.corpora import train_valid_test_split
+from on_lstm_keras.data.corpus import Corpus
+from on_lstm_keras.data.corpus import chinese_script
+from on_lstm_keras.data.corpus import in_reading_order
+from on_lstm_keras.data.corpus import load_corpus
+from on_lstm_keras.data.corpus import load_corpus_of_run
+from on_lstm_keras.data.tokenizers import JiebaTokenizer
+from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
+from on_lstm_keras.data.tokenizers import get_tokenizer
+from on_lstm_keras.data.vocabulary import EOS
+from on_lstm_keras.data.vocabulary import PAD
+from on_lstm_keras.data.vocabulary import UNK
+from on_lstm_keras.data.vocabulary import Vocabulary
 
-import importlib
-
-_EXPORTS = {
-    "BPTTSequence": "batching",
-    "batchify": "batching",
-    "CorpusError": "corpora",
-    "peoples_daily_sentences": "corpora",
-    "ptb_lm_splits": "corpora",
-    "read_sentences": "corpora",
-    "split_sentences": "corpora",
-    "train_valid_test_split": "corpora",
-    "Corpus": "corpus",
-    "chinese_script": "corpus",
-    "in_reading_order": "corpus",
-    "load_corpus": "corpus",
-    "load_corpus_of_run": "corpus",
-    "JiebaTokenizer": "tokenizers",
-    "WhitespaceTokenizer": "tokenizers",
-    "get_tokenizer": "tokenizers",
-    "EOS": "vocabulary",
-    "PAD": "vocabulary",
-    "UNK": "vocabulary",
-    "Vocabulary": "vocabulary",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        module = importlib.import_module(f"{__name__}.{_EXPORTS[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(list(globals()) + list(_EXPORTS))
+__all__ = [
+    "BPTTSequence",
+    "Corpus",
+    "CorpusError",
+    "EOS",
+    "JiebaTokenizer",
+    "PAD",
+    "UNK",
+    "Vocabulary",
+    "WhitespaceTokenizer",
+    "batchify",
+    "chinese_script",
+    "get_tokenizer",
+    "in_reading_order",
+    "load_corpus",
+    "load_corpus_of_run",
+    "peoples_daily_sentences",
+    "ptb_lm_splits",
+    "read_sentences",
+    "split_sentences",
+    "train_valid_test_split",
+]

@@ -5,7 +5,7 @@ import math
 import keras
 import numpy as np
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 
 
 def batchify(ids, batch_size):

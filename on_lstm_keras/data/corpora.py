@@ -13,8 +13,8 @@ import re
 
 import numpy as np
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras._extras import require
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.extras import require
 
 
 class CorpusError(ValueError):

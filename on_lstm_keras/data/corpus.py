@@ -9,8 +9,8 @@ a run was trained on, from the settings its `run.json` recorded.
 import dataclasses
 import os
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras._extras import progress_bar
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.extras import progress_bar
 from on_lstm_keras.config import MODEL_DIRECTIONS
 from on_lstm_keras.data import corpora
 from on_lstm_keras.data.tokenizers import JiebaTokenizer

@@ -2,8 +2,8 @@
 
 import os
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras._extras import require
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.extras import require
 
 
 class WhitespaceTokenizer:

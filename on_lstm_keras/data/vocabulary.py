@@ -3,8 +3,8 @@
 import collections
 import json
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras._atomic import write_text
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.config import MIN_VOCAB
 
 PAD = "<pad>"

@@ -15,11 +15,11 @@ from keras.layers import RNN
 from keras.src.backend import rnn as backend_rnn
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
-from on_lstm_keras.layers._rnn_extras import check_sequence_rank
-from on_lstm_keras.layers._rnn_extras import insert_extra_masks
-from on_lstm_keras.layers._rnn_extras import insert_extras
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.rnn import cell_property as _cell_property
+from on_lstm_keras.utils.rnn import check_sequence_rank
+from on_lstm_keras.utils.rnn import insert_extra_masks
+from on_lstm_keras.utils.rnn import insert_extras
 from on_lstm_keras.layers.onlstm_fused import fused_inner_loop
 from on_lstm_keras.layers.onlstm_fused import fused_path_unsupported
 # The columns of the distances that `ONLSTM(return_distances=True)` returns.

@@ -19,7 +19,7 @@ import keras
 import numpy as np
 from keras import ops
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 from on_lstm_keras.ops import cumax
 from on_lstm_keras.ops import reverse_cumax
 

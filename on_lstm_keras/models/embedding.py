@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")

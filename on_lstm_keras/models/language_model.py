@@ -6,7 +6,7 @@ import warnings
 import keras
 from keras import ops
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 from on_lstm_keras.config import INITIALIZERS
 from on_lstm_keras.config import RECURRENT_KINDS
 from on_lstm_keras.config import ModelConfig

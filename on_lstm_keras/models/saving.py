@@ -12,8 +12,8 @@ import zipfile
 
 import keras
 
-from on_lstm_keras._atomic import replacing
-from on_lstm_keras._atomic import write_text
+from on_lstm_keras.utils.atomic import replacing
+from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.data.tokenizers import get_tokenizer
 from on_lstm_keras.data.vocabulary import Vocabulary
 

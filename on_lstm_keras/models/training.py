@@ -25,9 +25,9 @@ import os
 
 import keras
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras._atomic import replacing
-from on_lstm_keras._atomic import write_text
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.atomic import replacing
+from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.config import DEFAULT_LEARNING_RATES
 from on_lstm_keras.config import OPTIMIZERS
 from on_lstm_keras.config import TrainingConfig

@@ -8,8 +8,8 @@ import numbers
 
 import numpy as np
 
-from on_lstm_keras._validation import choice
-from on_lstm_keras._validation import words_list
+from on_lstm_keras.utils.validation import choice
+from on_lstm_keras.utils.validation import words_list
 
 BASELINES = ("left", "right", "balanced", "random")
 

@@ -33,7 +33,7 @@ import time
 
 import keras
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 
 F1_CURVE_FIELDS = ("run", "epoch", "seconds", "total_seconds",
                    "val_perplexity", "half", "direction", "layer",
@@ -206,7 +206,7 @@ class EpochF1(keras.callbacks.Callback):
                                  directions=("backward", "both"), **common)
 
     def on_epoch_end(self, epoch, logs=None):
-        from on_lstm_keras._atomic import write_text
+        from on_lstm_keras.utils.atomic import write_text
         from on_lstm_keras.models.saving import LoadedRun
         from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
 
@@ -250,7 +250,7 @@ class EpochF1(keras.callbacks.Callback):
             f"{best['tree_rule']}), best baseline {top['baseline']} "
             f"{top['sentence_f1']:.1f}")
         if "dev" in self.halves and self.draw:
-            from on_lstm_keras._extras import MissingExtraError
+            from on_lstm_keras.utils.extras import MissingExtraError
 
             try:
                 draw_f1_curve(self.kept, [b for b in table["baselines"]

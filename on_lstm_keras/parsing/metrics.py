@@ -20,7 +20,7 @@ Two conventions are reported, as in the unsupervised-parsing literature:
 import math
 from typing import NamedTuple
 
-from on_lstm_keras._validation import tree_arg
+from on_lstm_keras.utils.validation import tree_arg
 
 
 class PRF(NamedTuple):

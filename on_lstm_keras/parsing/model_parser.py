@@ -8,7 +8,7 @@ the greedy top-down split.
 
 import numpy as np
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 from on_lstm_keras.parsing.trees import distances_to_tree
 from on_lstm_keras.parsing.trees import tree_rule_arg
 
@@ -112,7 +112,7 @@ def _readings(model, vocab, sentences, batch_size, progress):
     sentence reversed."""
     import keras
 
-    from on_lstm_keras._extras import progress_bar
+    from on_lstm_keras.utils.extras import progress_bar
     from on_lstm_keras.ops import DISTANCE_FORGET
 
     batch_size = check.positive_int("batch_size", batch_size)

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 from on_lstm_keras.parsing.trees import distances_to_tree
 from on_lstm_keras.parsing.trees import tree_rule_arg
 

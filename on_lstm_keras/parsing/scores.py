@@ -41,7 +41,7 @@ is dropped.
 
 import numpy as np
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 
 DIRECTIONS = ("forward", "backward", "both")
 """Which reading direction(s) the split scores come from."""

@@ -21,8 +21,8 @@ import re
 from typing import Any
 from typing import NamedTuple
 
-from on_lstm_keras._extras import require
-from on_lstm_keras._validation import positive_int
+from on_lstm_keras.utils.extras import require
+from on_lstm_keras.utils.validation import positive_int
 from on_lstm_keras.parsing.trees import collapse_unary
 from on_lstm_keras.parsing.trees import leaves
 

@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 
-from on_lstm_keras._validation import choice
-from on_lstm_keras._validation import is_node
-from on_lstm_keras._validation import tree_arg
-from on_lstm_keras._validation import words_list
+from on_lstm_keras.utils.validation import choice
+from on_lstm_keras.utils.validation import is_node
+from on_lstm_keras.utils.validation import tree_arg
+from on_lstm_keras.utils.validation import words_list
 
 TREE_RULES = ("official", "plain")
 

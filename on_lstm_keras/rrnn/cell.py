@@ -8,7 +8,7 @@ from keras import regularizers
 from keras import tree as nest
 from keras.layers import Layer
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 from on_lstm_keras.rrnn.identity import fix_identity_block
 from on_lstm_keras.rrnn.identity import with_identity_block
 from on_lstm_keras.rrnn.identity import with_zero_block

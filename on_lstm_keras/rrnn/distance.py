@@ -5,7 +5,7 @@ import numpy as np
 from keras import ops
 from keras.layers import Layer
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 from on_lstm_keras.rrnn.nodes import pad_to_width
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 

@@ -13,11 +13,11 @@ from keras.layers import RNN
 # The backend-agnostic recurrence that `keras.layers.RNN` itself runs on.
 from keras.src.backend import rnn as backend_rnn
 
-from on_lstm_keras import _validation as check
-from on_lstm_keras.layers._rnn_extras import cell_property as _cell_property
-from on_lstm_keras.layers._rnn_extras import check_sequence_rank
-from on_lstm_keras.layers._rnn_extras import insert_extra_masks
-from on_lstm_keras.layers._rnn_extras import insert_extras
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.rnn import cell_property as _cell_property
+from on_lstm_keras.utils.rnn import check_sequence_rank
+from on_lstm_keras.utils.rnn import insert_extra_masks
+from on_lstm_keras.utils.rnn import insert_extras
 from on_lstm_keras.rrnn.cell import RRNNCell
 from on_lstm_keras.rrnn.cell import with_legacy_search_options
 from on_lstm_keras.rrnn.gru import rrnn_from_gru

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from on_lstm_keras import _validation as check
+from on_lstm_keras.utils import validation as check
 from on_lstm_keras.rrnn.trees import normalize_tree
 
 REPLAYS = ("tree", "batch_step")

@@ -55,7 +55,7 @@ def require(module_name, extra, purpose):
     >>> require("no_such_module", "zh", "Segmenting Chinese")
     Traceback (most recent call last):
       ...
-    on_lstm_keras._extras.MissingExtraError: Segmenting Chinese needs no_such_module: pip install 'on-lstm-keras[zh]'
+    on_lstm_keras.utils.extras.MissingExtraError: Segmenting Chinese needs no_such_module: pip install 'on-lstm-keras[zh]'
     """
     if extra not in EXTRAS:
         allowed = ", ".join(repr(e) for e in EXTRAS)
