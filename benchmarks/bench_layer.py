@@ -471,9 +471,9 @@ def breakdown_recurrences():
     """
     from keras import ops
 
-    from on_lstm_keras.layers import onlstm_fused
+    from on_lstm_keras.layers.fused import FusedRecurrence
 
-    class LSTMCellInTheLoop(onlstm_fused.FusedRecurrence):
+    class LSTMCellInTheLoop(FusedRecurrence):
         def cell(self, z, c_prev):
             z_i, z_f, z_c, z_o = ops.split(
                 z[:, :4 * self.units], 4, axis=-1)
@@ -495,14 +495,14 @@ def breakdown_recurrences():
 def fused_recurrence_class(cls):
     """ONLSTM layers built and traced inside run `cls` as their fused
     recurrence."""
-    from on_lstm_keras.layers import onlstm_fused
+    from on_lstm_keras.layers.fused import recurrence
 
-    original = onlstm_fused.FusedRecurrence
-    onlstm_fused.FusedRecurrence = cls
+    original = recurrence.FusedRecurrence
+    recurrence.FusedRecurrence = cls
     try:
         yield
     finally:
-        onlstm_fused.FusedRecurrence = original
+        recurrence.FusedRecurrence = original
 
 
 def time_interleaved(steps, n, warmup, stat=statistics.median,

@@ -166,7 +166,7 @@ def test_breakdown_stand_ins_are_keras_lstm(bench, name):
     import numpy as np
 
     from on_lstm_keras import ONLSTM
-    from on_lstm_keras.layers.onlstm_fused import fused_path_unsupported
+    from on_lstm_keras.layers.fused import fused_path_unsupported
 
     units = 8
     rng = np.random.default_rng(0)

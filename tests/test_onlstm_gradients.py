@@ -260,9 +260,10 @@ def test_fused_gradients_with_the_reverse_loop_in_segments(case, monkeypatch):
     # Sequences of `TIME` steps are short enough for one segment; with
     # segments of one step or more the 6 steps run as 4 segments of 2, 1,
     # 1 and 2 steps (uneven on purpose).
-    from on_lstm_keras.layers import onlstm_fused
+    from on_lstm_keras.layers import fused as onlstm_fused
+    from on_lstm_keras.layers.fused import backward as onlstm_backward
 
-    monkeypatch.setattr(onlstm_fused, "_MIN_SEGMENT_STEPS", 1)
+    monkeypatch.setattr(onlstm_backward, "_MIN_SEGMENT_STEPS", 1)
     lengths = [s.stop - s.start for s in onlstm_fused.backward_segments(TIME)]
     assert lengths == [2, 1, 1, 2]
     check_case(case, DEFAULT_COMPILED, against_generic=False)
@@ -270,7 +271,7 @@ def test_fused_gradients_with_the_reverse_loop_in_segments(case, monkeypatch):
 
 @pytest.mark.parametrize("n_steps", [1, 7, 15, 16, 17, 31, 32, 70, 1000])
 def test_backward_segments_cover_the_steps_in_order(n_steps):
-    from on_lstm_keras.layers import onlstm_fused
+    from on_lstm_keras.layers import fused as onlstm_fused
 
     segments = onlstm_fused.backward_segments(n_steps)
     covered = [t for s in segments for t in range(n_steps)[s]]
@@ -282,14 +283,14 @@ def test_backward_segments_cover_the_steps_in_order(n_steps):
 
 
 def test_backward_segments_of_an_unknown_length():
-    from on_lstm_keras.layers import onlstm_fused
+    from on_lstm_keras.layers import fused as onlstm_fused
 
     assert onlstm_fused.backward_segments(None) == [slice(None)]
 
 
 def test_fused_path_conditions():
     cell = ONLSTMCell(UNITS, CHUNK)
-    from on_lstm_keras.layers import onlstm_fused
+    from on_lstm_keras.layers import fused as onlstm_fused
 
     if keras.backend.backend() in ("tensorflow", "jax"):
         assert onlstm_fused.fused_path_unsupported(cell) is None

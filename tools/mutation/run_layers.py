@@ -3,13 +3,14 @@
 A developer command, not part of CI. It copies the working tree (tracked
 and untracked, not ignored, files) to a scratch folder, so the checkout is
 never mutated, and runs cosmic-ray (`pip install cosmic-ray`) there over
-`on_lstm_keras/layers/onlstm.py` and `on_lstm_keras/layers/onlstm_fused.py`.
+the modules of `on_lstm_keras/layers/` (the cell, the layer, its two
+recurrences).
 Each mutant is one change written into the module on disk; the tests then
 run in a fresh process, so no wrapper stands between Keras and the layer's
 `__init__` (mutmut 3's trampolines do, and Keras reads that signature).
 
-cosmic-ray makes thousands of mutants of these two modules, and each costs
-a TensorFlow start and the layer tests (about 30 s on two cores), so by
+cosmic-ray makes thousands of mutants of these modules, and each costs
+a TensorFlow start and a run of the layer tests, so by
 default a seeded random sample of each module's mutants is run and the
 rest are marked skipped. `--sample 0` runs them all.
 
@@ -40,8 +41,13 @@ import sys
 from pathlib import Path
 
 MODULES = (
+    "on_lstm_keras/layers/onlstm_cell.py",
     "on_lstm_keras/layers/onlstm.py",
-    "on_lstm_keras/layers/onlstm_fused.py",
+    "on_lstm_keras/layers/stepwise.py",
+    "on_lstm_keras/layers/fused/scan.py",
+    "on_lstm_keras/layers/fused/forward.py",
+    "on_lstm_keras/layers/fused/backward.py",
+    "on_lstm_keras/layers/fused/recurrence.py",
 )
 
 # The layer's tests that compare with the NumPy reference, the gradient
@@ -52,7 +58,6 @@ TESTS = (
     "tests/test_onlstm_step_path.py",
     "tests/test_onlstm_gradients.py",
     "tests/test_ops_distances.py",
-    "tests/test_onlstm_fused.py",
 )
 DESELECT = (
     "not jit and not other_execution_mode and not fit_lowers "
