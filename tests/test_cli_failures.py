@@ -31,6 +31,8 @@ from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.utils.lock import LOCK_FILE
 from on_lstm_keras.utils.lock import DirectoryLocked
 from on_lstm_keras.utils.lock import output_lock
+from on_lstm_keras.models import callbacks
+from on_lstm_keras.models import checkpoints
 from on_lstm_keras.models import training
 from on_lstm_keras.models.saving import load_run
 
@@ -220,8 +222,8 @@ def test_a_resume_refuses_a_corpus_flag_that_differs_from_the_runs(
 def test_history_rows_past_the_checkpoint_are_dropped_on_resume(tmp_path):
     path = tmp_path / "history.csv"
     path.write_text("epoch,loss\n0,3.0\n1,2.5\n1,2.5\n2,2.0\n2,")
-    assert [r["epoch"] for r in training.read_history(str(path), 2)] == ["0", "1", "1"]
-    assert [r["loss"] for r in training.read_history(str(path))] == [
+    assert [r["epoch"] for r in callbacks.read_history(str(path), 2)] == ["0", "1", "1"]
+    assert [r["loss"] for r in callbacks.read_history(str(path))] == [
         "3.0", "2.5", "2.5", "2.0", ""]
 
 
@@ -757,16 +759,16 @@ def test_a_resumed_run_starts_its_lstm_with_the_runs_configs(trained, tmp_path,
 def test_one_checkpoint_check_on_the_named_files(tmp_path):
     # A checkpoint folder without its metadata file (a crash before the
     # first epoch was committed) holds nothing to lose.
-    (tmp_path / training.BACKUP_DIR).mkdir()
-    (tmp_path / training.BACKUP_DIR / ".epoch-1.weights.h5.tmp").write_text("x")
-    assert not training.has_checkpoint(str(tmp_path))
-    training.refuse_to_overwrite(str(tmp_path))
-    write_text(str(tmp_path / training.BACKUP_DIR / training.CHECKPOINT_FILE),
+    (tmp_path / checkpoints.BACKUP_DIR).mkdir()
+    (tmp_path / checkpoints.BACKUP_DIR / ".epoch-1.weights.h5.tmp").write_text("x")
+    assert not checkpoints.has_checkpoint(str(tmp_path))
+    checkpoints.refuse_to_overwrite(str(tmp_path))
+    write_text(str(tmp_path / checkpoints.BACKUP_DIR / checkpoints.CHECKPOINT_FILE),
                json.dumps({"epoch": 1, "weights": "epoch-1.weights.h5"}))
-    assert training.has_checkpoint(str(tmp_path))
+    assert checkpoints.has_checkpoint(str(tmp_path))
     with pytest.raises(FileExistsError, match="holds a training checkpoint; pass "
                                               "--resume to continue it"):
-        training.refuse_to_overwrite(str(tmp_path))
+        checkpoints.refuse_to_overwrite(str(tmp_path))
     from on_lstm_keras.models.saving import RUN_FILE
     from on_lstm_keras.models.saving import has_run
 
