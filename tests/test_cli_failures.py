@@ -680,43 +680,6 @@ def test_train_runs_old_keywords_warn(tmp_path, monkeypatch):
     assert not (tmp_path / "x").exists()
 
 
-def as_old_run(output):
-    """Rewrites a run directory as the version before the configs wrote it:
-    the layer kind in run.json's "cell" and the model's config as "cell"."""
-    import zipfile
-
-    info = json.loads((output / "run.json").read_text(encoding="utf-8"))
-    info["cell"] = info["model"].pop("recurrent")
-    info["script"] = info["corpus_settings"].pop("script", None)
-    (output / "run.json").write_text(json.dumps(info), encoding="utf-8")
-    path = output / "model.keras"
-    with zipfile.ZipFile(path) as old:
-        files = {name: old.read(name) for name in old.namelist()}
-    keras_config = json.loads(files["config.json"])
-    keras_config["config"]["cell"] = keras_config["config"].pop("recurrent")
-    files["config.json"] = json.dumps(keras_config).encode()
-    with zipfile.ZipFile(path, "w") as new:
-        for name, data in files.items():
-            new.writestr(name, data)
-    return info
-
-
-def test_a_run_written_by_the_old_layout_loads_and_resumes(trained, tmp_path, capsys):
-    corpus, output = copy_run(trained, tmp_path)
-    before = as_old_run(output)
-    assert "recurrent" not in before["model"] and before["cell"] == "onlstm"
-    run = load_run(str(output))
-    assert run.model.recurrent == "onlstm"
-    assert cli.main(train_args(corpus, output, "--resume", "--epochs", "2")) == 0
-    assert "resuming after epoch 1 of 2" in capsys.readouterr().out
-    assert history_epochs(output) == [0, 1]
-    info = json.loads((output / "run.json").read_text(encoding="utf-8"))
-    assert info["training"] == {**before["training"], "epochs": 2}
-    # A setting of the old run still may not change.
-    assert cli.main(train_args(corpus, output, "--resume", "--bptt", "5")) == 2
-    assert "`bptt` cannot change" in capsys.readouterr().err
-
-
 def test_a_new_run_records_both_configs_and_the_script(trained):
     _, output = trained
     info = json.loads((output / "run.json").read_text(encoding="utf-8"))
