@@ -602,7 +602,7 @@ def run_trial(args, trial, train_ids, valid_ids):
     import numpy as np
 
     from on_lstm_keras.data.batching import BPTTSequence
-    from on_lstm_keras.models.training import EpochStart
+    from on_lstm_keras.models.callbacks import EpochStart
     from on_lstm_keras.models.training import ValidationPerplexity
     from on_lstm_keras.models.training import compile_language_model
     from on_lstm_keras.models.training import make_optimizer

@@ -61,7 +61,7 @@ from on_lstm_keras.cli import check_resume_corpus
 from on_lstm_keras.cli import check_train_flags
 from on_lstm_keras.cli import configs_from_args
 from on_lstm_keras.cli import settings_from_args
-from on_lstm_keras.models.training import refuse_to_overwrite
+from on_lstm_keras.models.checkpoints import refuse_to_overwrite
 from on_lstm_keras.workflow import check_resume_direction
 from on_lstm_keras.workflow import planned_runs
 from on_lstm_keras.workflow import recorded_direction
@@ -212,7 +212,7 @@ def new_model(m):
         layer_dropout=m.layer_dropout,
         output_dropout=m.output_dropout,
         embedding_dropout=m.embedding_dropout,
-        weight_drop=m.weight_drop,
+        recurrent_dropconnect=m.recurrent_dropconnect,
         tie_weights=m.tie_weights,
         direction=m.direction,
         initializer=m.initializer,
@@ -273,7 +273,7 @@ import dataclasses
 
 from on_lstm_keras.models.distribute import data_parallel
 from on_lstm_keras.models.saving import has_run
-from on_lstm_keras.models.training import checkpoint_epoch
+from on_lstm_keras.models.checkpoints import checkpoint_epoch
 from on_lstm_keras.models.training import train_language_model
 from on_lstm_keras.workflow import finished_run
 from on_lstm_keras.workflow import interrupted_message

@@ -161,7 +161,7 @@ class ModelConfig(_Config):
         output_dropout: Locked dropout on the last layer's output
             (`dropout`).
         embedding_dropout: Word-row dropout of the embedding (`dropoute`).
-        weight_drop: DropConnect rate of the recurrent kernels (`wdrop`).
+        recurrent_dropconnect: DropConnect rate of the recurrent kernels (`wdrop`).
         tie_weights: Share the embedding with the output layer.
         direction: The order the model reads a sentence in: `"forward"`
             (left to right), or `"backward"` for a model trained on
@@ -197,7 +197,7 @@ class ModelConfig(_Config):
         0.45, "locked dropout on the last layer's output", "rate")
     embedding_dropout: float = _field(
         0.1, "dropout of whole embedding rows (words)", "rate")
-    weight_drop: float = _field(
+    recurrent_dropconnect: float = _field(
         0.45, "DropConnect on the recurrent kernels", "rate")
     tie_weights: bool = _field(
         True, "share the embedding with the softmax", "bool")
@@ -322,7 +322,7 @@ PRESETS = {
         ModelConfig(embedding_size=128, hidden_size=256, num_layers=3,
                     chunk_size=8, input_dropout=0.2, layer_dropout=0.2,
                     output_dropout=0.3, embedding_dropout=0.05,
-                    weight_drop=0.2, tie_weights=False),
+                    recurrent_dropconnect=0.2, tie_weights=False),
         TrainingConfig(batch_size=32, bptt=35, epochs=5, optimizer="adam",
                        min_count=3, max_vocab=10000, xla=True),
     ),
@@ -336,7 +336,7 @@ PRESETS = {
         ModelConfig(embedding_size=200, hidden_size=400, num_layers=3,
                     chunk_size=10, input_dropout=0.3, layer_dropout=0.2,
                     output_dropout=0.3, embedding_dropout=0.05,
-                    weight_drop=0.2, tie_weights=False),
+                    recurrent_dropconnect=0.2, tie_weights=False),
         TrainingConfig(batch_size=20, bptt=35, epochs=5, optimizer="sgd",
                        learning_rate=30.0, min_count=1, max_vocab=None,
                        xla=True),

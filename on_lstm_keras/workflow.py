@@ -178,7 +178,7 @@ def finished_run(output_dir, epochs):
     Raises:
         CorruptCheckpoint: The checkpoint cannot be read.
     """
-    from on_lstm_keras.models.training import checkpoint_epoch
+    from on_lstm_keras.models.checkpoints import checkpoint_epoch
 
     info = read_run_info(output_dir)
     if info.get("results") and checkpoint_epoch(output_dir) >= epochs:
@@ -209,7 +209,7 @@ def record_run(output_dir, corpus, vocab, model_config, training_config,
         FileExistsError: `output_dir` holds a training checkpoint, which a
             new run would overwrite (nothing is written).
     """
-    from on_lstm_keras.models.training import refuse_to_overwrite
+    from on_lstm_keras.models.checkpoints import refuse_to_overwrite
 
     refuse_to_overwrite(output_dir)
     os.makedirs(output_dir, exist_ok=True)
@@ -533,7 +533,7 @@ def train_runs(corpus, output_dir, with_lstm=False, resume=False, verbose=1,
     """
     import sys
 
-    from on_lstm_keras.models.training import checkpoint_epoch
+    from on_lstm_keras.models.checkpoints import checkpoint_epoch
 
     if baseline is not None:
         _deprecated_keyword("baseline", "with_lstm")
@@ -663,7 +663,7 @@ def interrupted_message(directory):
     Returns:
         One line of text.
     """
-    from on_lstm_keras.models.training import checkpoint_epoch
+    from on_lstm_keras.models.checkpoints import checkpoint_epoch
 
     try:
         saved = checkpoint_epoch(directory)

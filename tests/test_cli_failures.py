@@ -31,6 +31,8 @@ from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.utils.lock import LOCK_FILE
 from on_lstm_keras.utils.lock import DirectoryLocked
 from on_lstm_keras.utils.lock import output_lock
+from on_lstm_keras.models import callbacks
+from on_lstm_keras.models import checkpoints
 from on_lstm_keras.models import training
 from on_lstm_keras.models.saving import load_run
 
@@ -220,8 +222,8 @@ def test_a_resume_refuses_a_corpus_flag_that_differs_from_the_runs(
 def test_history_rows_past_the_checkpoint_are_dropped_on_resume(tmp_path):
     path = tmp_path / "history.csv"
     path.write_text("epoch,loss\n0,3.0\n1,2.5\n1,2.5\n2,2.0\n2,")
-    assert [r["epoch"] for r in training.read_history(str(path), 2)] == ["0", "1", "1"]
-    assert [r["loss"] for r in training.read_history(str(path))] == [
+    assert [r["epoch"] for r in callbacks.read_history(str(path), 2)] == ["0", "1", "1"]
+    assert [r["loss"] for r in callbacks.read_history(str(path))] == [
         "3.0", "2.5", "2.5", "2.0", ""]
 
 
@@ -678,43 +680,6 @@ def test_train_runs_old_keywords_warn(tmp_path, monkeypatch):
     assert not (tmp_path / "x").exists()
 
 
-def as_old_run(output):
-    """Rewrites a run directory as the version before the configs wrote it:
-    the layer kind in run.json's "cell" and the model's config as "cell"."""
-    import zipfile
-
-    info = json.loads((output / "run.json").read_text(encoding="utf-8"))
-    info["cell"] = info["model"].pop("recurrent")
-    info["script"] = info["corpus_settings"].pop("script", None)
-    (output / "run.json").write_text(json.dumps(info), encoding="utf-8")
-    path = output / "model.keras"
-    with zipfile.ZipFile(path) as old:
-        files = {name: old.read(name) for name in old.namelist()}
-    keras_config = json.loads(files["config.json"])
-    keras_config["config"]["cell"] = keras_config["config"].pop("recurrent")
-    files["config.json"] = json.dumps(keras_config).encode()
-    with zipfile.ZipFile(path, "w") as new:
-        for name, data in files.items():
-            new.writestr(name, data)
-    return info
-
-
-def test_a_run_written_by_the_old_layout_loads_and_resumes(trained, tmp_path, capsys):
-    corpus, output = copy_run(trained, tmp_path)
-    before = as_old_run(output)
-    assert "recurrent" not in before["model"] and before["cell"] == "onlstm"
-    run = load_run(str(output))
-    assert run.model.recurrent == "onlstm"
-    assert cli.main(train_args(corpus, output, "--resume", "--epochs", "2")) == 0
-    assert "resuming after epoch 1 of 2" in capsys.readouterr().out
-    assert history_epochs(output) == [0, 1]
-    info = json.loads((output / "run.json").read_text(encoding="utf-8"))
-    assert info["training"] == {**before["training"], "epochs": 2}
-    # A setting of the old run still may not change.
-    assert cli.main(train_args(corpus, output, "--resume", "--bptt", "5")) == 2
-    assert "`bptt` cannot change" in capsys.readouterr().err
-
-
 def test_a_new_run_records_both_configs_and_the_script(trained):
     _, output = trained
     info = json.loads((output / "run.json").read_text(encoding="utf-8"))
@@ -757,16 +722,16 @@ def test_a_resumed_run_starts_its_lstm_with_the_runs_configs(trained, tmp_path,
 def test_one_checkpoint_check_on_the_named_files(tmp_path):
     # A checkpoint folder without its metadata file (a crash before the
     # first epoch was committed) holds nothing to lose.
-    (tmp_path / training.BACKUP_DIR).mkdir()
-    (tmp_path / training.BACKUP_DIR / ".epoch-1.weights.h5.tmp").write_text("x")
-    assert not training.has_checkpoint(str(tmp_path))
-    training.refuse_to_overwrite(str(tmp_path))
-    write_text(str(tmp_path / training.BACKUP_DIR / training.CHECKPOINT_FILE),
+    (tmp_path / checkpoints.BACKUP_DIR).mkdir()
+    (tmp_path / checkpoints.BACKUP_DIR / ".epoch-1.weights.h5.tmp").write_text("x")
+    assert not checkpoints.has_checkpoint(str(tmp_path))
+    checkpoints.refuse_to_overwrite(str(tmp_path))
+    write_text(str(tmp_path / checkpoints.BACKUP_DIR / checkpoints.CHECKPOINT_FILE),
                json.dumps({"epoch": 1, "weights": "epoch-1.weights.h5"}))
-    assert training.has_checkpoint(str(tmp_path))
+    assert checkpoints.has_checkpoint(str(tmp_path))
     with pytest.raises(FileExistsError, match="holds a training checkpoint; pass "
                                               "--resume to continue it"):
-        training.refuse_to_overwrite(str(tmp_path))
+        checkpoints.refuse_to_overwrite(str(tmp_path))
     from on_lstm_keras.models.saving import RUN_FILE
     from on_lstm_keras.models.saving import has_run
 

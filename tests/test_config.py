@@ -4,7 +4,6 @@ old `run.json` layout, and the defaults every entry point takes from them."""
 import dataclasses
 import inspect
 import json
-import warnings
 
 import pytest
 
@@ -20,7 +19,7 @@ OLD_RUN_JSON = {
     "model": {
         "embedding_size": 128, "hidden_size": 256, "num_layers": 3,
         "chunk_size": 8, "input_dropout": 0.2, "layer_dropout": 0.2,
-        "output_dropout": 0.3, "embedding_dropout": 0.05, "weight_drop": 0.2,
+        "output_dropout": 0.3, "embedding_dropout": 0.05, "recurrent_dropconnect": 0.2,
         "master_input": "cumax", "tie_weights": False,
     },
     "training": {
@@ -38,7 +37,7 @@ def test_the_defaults_are_the_papers():
     assert (model.embedding_size, model.hidden_size, model.num_layers,
             model.chunk_size) == (400, 1150, 3, 10)
     assert (model.input_dropout, model.layer_dropout, model.output_dropout,
-            model.embedding_dropout, model.weight_drop) == (0.5, 0.3, 0.45, 0.1, 0.45)
+            model.embedding_dropout, model.recurrent_dropconnect) == (0.5, 0.3, 0.45, 0.1, 0.45)
     assert model.tie_weights is True and model.recurrent == "onlstm"
     assert (training.batch_size, training.bptt, training.optimizer,
             training.clipnorm, training.weight_decay) == (20, 70, "sgd", 0.25, 1.2e-6)
@@ -120,7 +119,7 @@ def test_none_values_and_normalised_numbers():
 OLD_PRESETS = {
     "small": dict(embedding_size=128, hidden_size=256, num_layers=3,
                   chunk_size=8, input_dropout=0.2, layer_dropout=0.2,
-                  output_dropout=0.3, embedding_dropout=0.05, weight_drop=0.2,
+                  output_dropout=0.3, embedding_dropout=0.05, recurrent_dropconnect=0.2,
                   # epochs 3 until the recipe trained both directions,
                   # then 2, then 5 on a faster machine
                   tie_weights=False, batch_size=32, bptt=35, epochs=5,
@@ -128,12 +127,12 @@ OLD_PRESETS = {
     "ptb-cpu": dict(embedding_size=200, hidden_size=400, num_layers=3,
                     chunk_size=10, input_dropout=0.3, layer_dropout=0.2,
                     output_dropout=0.3, embedding_dropout=0.05,
-                    weight_drop=0.2, tie_weights=False, batch_size=20,
+                    recurrent_dropconnect=0.2, tie_weights=False, batch_size=20,
                     bptt=35, epochs=5, optimizer="adam", min_count=1,
                     max_vocab=None),
     "paper": dict(embedding_size=400, hidden_size=1150, num_layers=3,
                   chunk_size=10, input_dropout=0.5, layer_dropout=0.3,
-                  output_dropout=0.45, embedding_dropout=0.1, weight_drop=0.45,
+                  output_dropout=0.45, embedding_dropout=0.1, recurrent_dropconnect=0.45,
                   tie_weights=True, batch_size=20, bptt=70, epochs=1000,
                   optimizer="sgd", learning_rate=30.0, min_count=1,
                   max_vocab=None),
@@ -141,7 +140,7 @@ OLD_PRESETS = {
 OLD_DEFAULTS = dict(
     embedding_size=400, hidden_size=1150, num_layers=3, chunk_size=10,
     input_dropout=0.5, layer_dropout=0.3, output_dropout=0.45,
-    embedding_dropout=0.1, weight_drop=0.45, master_input="cumax",
+    embedding_dropout=0.1, recurrent_dropconnect=0.45, master_input="cumax",
     tie_weights=True, recurrent="onlstm", direction="forward",
     batch_size=20, bptt=70, epochs=1, optimizer="sgd", learning_rate=None,
     clipnorm=0.25, weight_decay=1.2e-6, eval_batch_size=10,
@@ -198,7 +197,7 @@ def test_every_entry_point_takes_its_defaults_from_the_configs():
     from on_lstm_keras.models import training
 
     model_defaults = defaults_of(ONLSTMLanguageModel.__init__,
-                                 skip=("stateful", "seed", "cell"))
+                                 skip=("stateful", "seed"))
     assert model_defaults == ModelConfig().to_dict()
     assert defaults_of(training.make_optimizer) == {
         "name": "sgd", "learning_rate": None, "clipnorm": 0.25,
@@ -223,23 +222,6 @@ def test_the_model_from_a_config_equals_the_model_from_keywords():
     assert a.get_config() == b.get_config()
     assert a.get_config()["recurrent"] == "lstm" and "cell" not in a.get_config()
     assert a.model_config == model_config
-    assert ONLSTMLanguageModel.from_model_config(
-        model_config.to_dict(), 30, seed=1, name="m").get_config() == a.get_config()
+    with pytest.raises(ValueError, match="`model_config` must be a `ModelConfig`"):
+        ONLSTMLanguageModel.from_model_config(model_config.to_dict(), 30)
 
-
-@pytest.mark.backend
-def test_the_old_cell_keyword_warns_and_old_configs_load():
-    from on_lstm_keras.models import ONLSTMLanguageModel
-
-    sizes = dict(embedding_size=8, hidden_size=12, num_layers=2, chunk_size=4)
-    with pytest.warns(DeprecationWarning, match=r"cell=\.\.\.\) is deprecated; use recurrent"):
-        old = ONLSTMLanguageModel(30, cell="lstm", **sizes)
-    assert old.recurrent == "lstm"
-    # A config saved before the rename (in a .keras file) loads, silently.
-    saved = {**ONLSTMLanguageModel(30, **sizes).get_config()}
-    saved["cell"] = saved.pop("recurrent")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        loaded = ONLSTMLanguageModel.from_config(saved)
-    assert loaded.recurrent == "onlstm"
-    assert [layer.name for layer in loaded.rnn_layers] == ["onlstm_0", "onlstm_1"]

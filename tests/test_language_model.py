@@ -10,6 +10,7 @@ import pytest
 import keras
 
 from on_lstm_keras import ONLSTM
+from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.data import BPTTSequence
 from on_lstm_keras.data import Vocabulary
 from on_lstm_keras.data import batchify
@@ -81,6 +82,40 @@ def test_architecture_and_tied_weights():
     untied.build_for(2)
     assert untied.layer_sizes == [12, 12, 12]
     assert any(tuple(w.shape) == (12, 30) for w in untied.trainable_weights)
+
+
+# A value other than the default for every `ModelConfig` field.
+NOT_DEFAULT = dict(
+    embedding_size=6, hidden_size=12, num_layers=2, chunk_size=3,
+    recurrent="lstm", master_input="reverse_cumsum", input_dropout=0.1,
+    layer_dropout=0.15, output_dropout=0.2, embedding_dropout=0.05,
+    recurrent_dropconnect=0.25, tie_weights=False, direction="backward",
+    initializer="uniform",
+)
+
+
+def test_from_model_config_gives_the_model_every_field():
+    """A field that `from_model_config` dropped would come back as its
+    default."""
+    assert set(NOT_DEFAULT) == set(ModelConfig.field_names())
+    default = ModelConfig()
+    assert all(getattr(default, k) != v for k, v in NOT_DEFAULT.items())
+    model_config = ModelConfig(**NOT_DEFAULT)
+    model = ONLSTMLanguageModel.from_model_config(
+        model_config, 30, stateful=True, seed=5, name="lm")
+    config = model.get_config()
+    assert {k: config[k] for k in NOT_DEFAULT} == NOT_DEFAULT
+    assert {k: getattr(model, k) for k in NOT_DEFAULT} == NOT_DEFAULT
+    assert model.model_config == model_config
+    assert (config["vocab_size"], config["stateful"], config["seed"],
+            config["name"]) == (30, True, 5, "lm")
+    # The layers get the settings too: the LSTM comparison's single level,
+    # the DropConnect rate and PyTorch's initializer.
+    layer = model.rnn_layers[0].get_config()
+    assert (layer["units"], layer["chunk_size"], layer["master_input"]) == (
+        12, 12, "reverse_cumsum")
+    assert layer["recurrent_dropconnect"] == 0.25
+    assert layer["unit_forget_bias"] is False
 
 
 def test_tied_output_is_embedding_transpose():
@@ -212,7 +247,7 @@ def test_training_reads_the_same_batches_as_arrays_as_through_the_sequence(
     def run(directory):
         keras.utils.set_random_seed(0)
         model = small_model(vocab_size=8, num_layers=2, stateful=True,
-                            weight_drop=0.2, input_dropout=0.1)
+                            recurrent_dropconnect=0.2, input_dropout=0.1)
         compile_language_model(model, make_optimizer("adam", 0.05))
         history = train_language_model(
             model, ids, valid, str(directory), batch_size=4, bptt=7,
@@ -260,7 +295,7 @@ def test_variable_bptt_is_reproducible_and_covers_the_stream():
 
 def test_stateful_model_carries_state_like_one_long_call():
     model = small_model(stateful=True, input_dropout=0, layer_dropout=0,
-                        output_dropout=0, embedding_dropout=0, weight_drop=0)
+                        output_dropout=0, embedding_dropout=0, recurrent_dropconnect=0)
     model.build_for(2)
     tokens = np.random.default_rng(0).integers(1, 30, (2, 10)).astype("int32")
     first = np_(model(tokens[:, :4]))
@@ -326,7 +361,7 @@ def test_training_learns_and_resumes_exactly(tmp_path, xla):
     def run(directory, epochs, resume=False):
         keras.utils.set_random_seed(0)
         model = small_model(vocab_size=8, num_layers=2, stateful=True,
-                            weight_drop=0.2, input_dropout=0.1)
+                            recurrent_dropconnect=0.2, input_dropout=0.1)
         compile_language_model(model, make_optimizer("adam", 0.05), xla=xla)
         train_language_model(
             model, ids, valid, str(directory), batch_size=4, bptt=10,
@@ -373,7 +408,7 @@ def test_resume_keeps_the_best_model_of_the_whole_run(tmp_path):
     def run(epochs, resume=False):
         keras.utils.set_random_seed(0)
         model = small_model(vocab_size=8, num_layers=2, stateful=True,
-                            weight_drop=0.0, input_dropout=0.0)
+                            recurrent_dropconnect=0.0, input_dropout=0.0)
         compile_language_model(model, make_optimizer("adam", 0.05))
         train_language_model(
             model, ids, valid, str(tmp_path), batch_size=4, bptt=10,
@@ -436,19 +471,17 @@ def test_load_run_reports_missing_and_corrupt_files(tmp_path):
 def test_bad_arguments():
     with pytest.raises(ValueError, match="chunk_size=5"):
         small_model(chunk_size=5)
-    with pytest.raises(ValueError, match="cell='gru'"):
-        small_model(cell="gru")
     with pytest.raises(ValueError, match="recurrent='gru'"):
         small_model(recurrent="gru")
-    with pytest.raises(ValueError, match="weight_drop=1.0"):
-        small_model(weight_drop=1.0)
+    with pytest.raises(ValueError, match="recurrent_dropconnect=1.0"):
+        small_model(recurrent_dropconnect=1.0)
     model = small_model()
     with pytest.raises(ValueError, match="stateful=False"):
         train_language_model(model, [1] * 50, [1] * 50, "/tmp/x", batch_size=2)
 
 
 def test_read_history_keeps_the_rows_before_the_checkpoint(tmp_path):
-    from on_lstm_keras.models.training import read_history
+    from on_lstm_keras.models.callbacks import read_history
 
     path = tmp_path / "history.csv"
     assert read_history(str(path)) == []

@@ -27,7 +27,7 @@ MODEL = ModelConfig(
     embedding_size=4, hidden_size=8, num_layers=2, chunk_size=4,
     recurrent="onlstm", master_input="cumax", input_dropout=0.1,
     layer_dropout=0.2, output_dropout=0.3, embedding_dropout=0.0,
-    weight_drop=0.25, tie_weights=False)
+    recurrent_dropconnect=0.25, tie_weights=False)
 TRAINING = TrainingConfig(
     batch_size=2, bptt=3, epochs=2, optimizer="adam", learning_rate=None,
     clipnorm=0.25, weight_decay=None, eval_batch_size=2,
@@ -37,7 +37,7 @@ MODEL_JSON = {
     "embedding_size": 4, "hidden_size": 8, "num_layers": 2, "chunk_size": 4,
     "recurrent": "onlstm", "master_input": "cumax", "input_dropout": 0.1,
     "layer_dropout": 0.2, "output_dropout": 0.3, "embedding_dropout": 0.0,
-    "weight_drop": 0.25, "tie_weights": False,
+    "recurrent_dropconnect": 0.25, "tie_weights": False,
 }
 TRAINING_JSON = {
     "batch_size": 2, "bptt": 3, "epochs": 2, "optimizer": "adam",

@@ -312,7 +312,7 @@ def run_training(args, language):
     from on_lstm_keras.utils.lock import output_lock
     from on_lstm_keras.models.saving import has_run
 
-    from on_lstm_keras.models.training import refuse_to_overwrite
+    from on_lstm_keras.models.checkpoints import refuse_to_overwrite
 
     output = args.output or DEFAULT_OUTPUT[language]
     check_output(output)

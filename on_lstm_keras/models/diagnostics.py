@@ -23,6 +23,14 @@ from on_lstm_keras.utils import validation as check
 from on_lstm_keras.ops import cumax
 from on_lstm_keras.ops import reverse_cumax
 
+__all__ = [
+    "GRADIENT_BACKENDS",
+    "gate_activations",
+    "gate_saturation",
+    "gradient_norms",
+    "model_parts",
+]
+
 GRADIENT_BACKENDS = ("tensorflow", "jax")
 
 

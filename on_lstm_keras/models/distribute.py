@@ -12,6 +12,8 @@ import contextlib
 
 import keras
 
+__all__ = ["data_parallel", "num_replicas"]
+
 
 def num_replicas():
     """How many replicas split each batch under the current TensorFlow

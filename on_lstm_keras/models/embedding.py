@@ -5,6 +5,8 @@ from keras import ops
 
 from on_lstm_keras.utils import validation as check
 
+__all__ = ["WordDropoutEmbedding"]
+
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
 class WordDropoutEmbedding(keras.layers.Embedding):

@@ -1,20 +1,17 @@
 """The paper's word-level language model: stacked ON-LSTM with AWD-LSTM
 regularisation and a tied softmax."""
 
-import warnings
-
 import keras
 from keras import ops
 
 from on_lstm_keras.utils import validation as check
 from on_lstm_keras.config import INITIALIZERS
-from on_lstm_keras.config import RECURRENT_KINDS
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.layers import ONLSTM
 from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.embedding import WordDropoutEmbedding
 
-CELLS = RECURRENT_KINDS  # the old name
+__all__ = ["ONLSTMLanguageModel", "recurrent_initializers"]
 
 
 def recurrent_initializers(initializer, units):
@@ -80,8 +77,8 @@ class ONLSTMLanguageModel(keras.Model):
     `stateful=True` RNN layers, this carries the state under every backend's
     `fit`, JAX's included.
 
-    `recurrent="lstm"` builds the same-size LSTM baseline through the same code
-    path: each layer is an `ONLSTM` with a single level
+    `recurrent="lstm"` builds the LSTM comparison, of the same size, through
+    the same code path: each layer is an `ONLSTM` with a single level
     (`chunk_size=units`) and `master_input="reverse_cumsum"`, for which both
     master gates are constantly 1 and the update is exactly the LSTM's
     `c = f∘c₋₁ + i∘ĉ` (the tests check this against `keras.layers.LSTM`).
@@ -98,7 +95,7 @@ class ONLSTMLanguageModel(keras.Model):
         num_layers: Number of recurrent layers (paper: 3).
         chunk_size: Master-gate chunk size (paper: 10); must divide every
             layer's size.
-        recurrent: `"onlstm"` (default) or `"lstm"` (the baseline).
+        recurrent: `"onlstm"` (default) or `"lstm"` (the LSTM comparison).
         master_input: The ON-LSTM master input gate, `"cumax"` (paper) or
             `"reverse_cumsum"`.
         input_dropout: Locked dropout on the embeddings (AWD `dropouti`,
@@ -108,8 +105,8 @@ class ONLSTMLanguageModel(keras.Model):
             (`dropout`, 0.45).
         embedding_dropout: Word-row dropout of the embedding (`dropoute`,
             0.1).
-        weight_drop: DropConnect rate of the recurrent kernels (`wdrop`,
-            0.45).
+        recurrent_dropconnect: DropConnect rate of the recurrent kernels
+            (`wdrop`, 0.45).
         tie_weights: Share the embedding with the output layer (default).
         direction: `"forward"` (default), or `"backward"` for a model
             trained on reversed sentences. The model itself reads its tokens
@@ -128,7 +125,6 @@ class ONLSTMLanguageModel(keras.Model):
         stateful: Carry the recurrent state from batch to batch (truncated
             BPTT); needs a fixed batch size (build with `build_for`).
         seed: Random seed of every dropout.
-        cell: Deprecated name of `recurrent`.
 
     Call arguments:
         tokens: Integer tensor `(batch, time)`.
@@ -160,96 +156,119 @@ class ONLSTMLanguageModel(keras.Model):
         layer_dropout=_DEFAULT.layer_dropout,
         output_dropout=_DEFAULT.output_dropout,
         embedding_dropout=_DEFAULT.embedding_dropout,
-        weight_drop=_DEFAULT.weight_drop,
+        recurrent_dropconnect=_DEFAULT.recurrent_dropconnect,
         tie_weights=_DEFAULT.tie_weights,
         direction=_DEFAULT.direction,
         initializer=_DEFAULT.initializer,
         stateful=False,
         seed=None,
-        cell=None,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        if cell is not None:
-            warnings.warn(
-                "ONLSTMLanguageModel(cell=...) is deprecated; use "
-                "recurrent=... (the same values, 'onlstm' or 'lstm')",
-                DeprecationWarning, stacklevel=2,
-            )
-            recurrent = check.choice("cell", cell, RECURRENT_KINDS)
         self.vocab_size = check.positive_int("vocab_size", vocab_size)
         # The config checks every argument, by its name.
-        self.model_config = ModelConfig(
+        config = ModelConfig(
             embedding_size=embedding_size, hidden_size=hidden_size,
             num_layers=num_layers, chunk_size=chunk_size,
             recurrent=recurrent, master_input=master_input,
             input_dropout=input_dropout, layer_dropout=layer_dropout,
             output_dropout=output_dropout,
-            embedding_dropout=embedding_dropout, weight_drop=weight_drop,
+            embedding_dropout=embedding_dropout,
+            recurrent_dropconnect=recurrent_dropconnect,
             tie_weights=bool(tie_weights), direction=direction,
             initializer=initializer,
         )
-        for name, value in self.model_config.to_dict().items():
-            setattr(self, name, value)
+        self.model_config = config
+        self.embedding_size = config.embedding_size
+        self.hidden_size = config.hidden_size
+        self.num_layers = config.num_layers
+        self.chunk_size = config.chunk_size
+        self.recurrent = config.recurrent
+        self.master_input = config.master_input
+        self.input_dropout = config.input_dropout
+        self.layer_dropout = config.layer_dropout
+        self.output_dropout = config.output_dropout
+        self.embedding_dropout = config.embedding_dropout
+        self.recurrent_dropconnect = config.recurrent_dropconnect
+        self.tie_weights = config.tie_weights
+        self.direction = config.direction
+        self.initializer = config.initializer
         self.stateful = bool(stateful)
         self.seed = seed
-        self.layer_sizes = self.model_config.layer_sizes
-        embedding_size, chunk_size = self.embedding_size, self.chunk_size
-        last = self.layer_sizes[-1]
+        self.layer_sizes = config.layer_sizes
+        self._make_layers()
+        self.state_variables = None
 
-        def seeded(offset):
-            return None if seed is None else seed + offset
-
+    def _make_layers(self):
+        """The embedding, the locked dropouts, the recurrent layers and the
+        output layer (or, with tied weights, its bias), in this order: the
+        order of the weights and of the dropouts' seed generators."""
         self.embedding = WordDropoutEmbedding(
-            vocab_size,
-            embedding_size,
+            self.vocab_size,
+            self.embedding_size,
             word_dropout=self.embedding_dropout,
             mask_zero=True,
             embeddings_initializer=keras.initializers.RandomUniform(-0.1, 0.1),
-            seed=seeded(0),
+            seed=self._seed(0),
             name="embedding",
         )
-        self.locked_dropouts = [
-            keras.layers.Dropout(
-                rate,
-                noise_shape=(None, 1, size),
-                seed=seeded(1 + k),
-                name=f"locked_dropout_{k}",
-            )
-            for k, (rate, size) in enumerate(
-                [(self.input_dropout, embedding_size)]
-                + [(self.layer_dropout, s) for s in self.layer_sizes[:-1]]
-                + [(self.output_dropout, last)]
-            )
+        self.locked_dropouts = self._locked_dropouts()
+        self.rnn_layers = [
+            self._recurrent_layer(k, size)
+            for k, size in enumerate(self.layer_sizes)
         ]
-        self.rnn_layers = []
-        for k, size in enumerate(self.layer_sizes):
-            if self.recurrent == "onlstm":
-                chunk, mode = chunk_size, self.master_input
-            else:
-                chunk, mode = size, "reverse_cumsum"
-            self.rnn_layers.append(
-                ONLSTM(
-                    size,
-                    chunk,
-                    master_input=mode,
-                    recurrent_dropconnect=self.weight_drop,
-                    return_sequences=True,
-                    return_distances=True,
-                    return_state=True,
-                    seed=seeded(100 + k),
-                    name=f"{self.recurrent}_{k}",
-                    **recurrent_initializers(self.initializer, size),
-                )
-            )
         if self.tie_weights:
             self.decoder = None
             self.output_bias = self.add_weight(
-                shape=(vocab_size,), initializer="zeros", name="output_bias"
+                shape=(self.vocab_size,), initializer="zeros",
+                name="output_bias",
             )
         else:
-            self.decoder = keras.layers.Dense(vocab_size, name="decoder")
-        self.state_variables = None
+            self.decoder = keras.layers.Dense(self.vocab_size, name="decoder")
+
+    def _seed(self, offset):
+        """The seed of the sublayer at `offset` (`None` if `seed` is)."""
+        return None if self.seed is None else self.seed + offset
+
+    def _locked_dropouts(self):
+        """The locked dropouts: on the embeddings, after every layer but
+        the last, and on the last layer's output (one mask per sequence,
+        shared by every time step)."""
+        rates_and_sizes = (
+            [(self.input_dropout, self.embedding_size)]
+            + [(self.layer_dropout, size) for size in self.layer_sizes[:-1]]
+            + [(self.output_dropout, self.layer_sizes[-1])]
+        )
+        return [
+            keras.layers.Dropout(
+                rate,
+                noise_shape=(None, 1, size),
+                seed=self._seed(1 + k),
+                name=f"locked_dropout_{k}",
+            )
+            for k, (rate, size) in enumerate(rates_and_sizes)
+        ]
+
+    def _recurrent_layer(self, k, size):
+        """The `k`-th recurrent layer, of `size` units: an ON-LSTM, or for
+        the LSTM comparison an `ONLSTM` whose master gates are always 1
+        (one chunk, `"reverse_cumsum"`)."""
+        if self.recurrent == "onlstm":
+            chunk_size, master_input = self.chunk_size, self.master_input
+        else:
+            chunk_size, master_input = size, "reverse_cumsum"
+        return ONLSTM(
+            units=size,
+            chunk_size=chunk_size,
+            master_input=master_input,
+            recurrent_dropconnect=self.recurrent_dropconnect,
+            return_sequences=True,
+            return_distances=True,
+            return_state=True,
+            seed=self._seed(100 + k),
+            name=f"{self.recurrent}_{k}",
+            **recurrent_initializers(self.initializer, size),
+        )
 
     def call(self, tokens, training=False, return_distances=False):
         x, distances = self._recurrent_stack(tokens, training)
@@ -382,7 +401,7 @@ class ONLSTMLanguageModel(keras.Model):
             "layer_dropout": self.layer_dropout,
             "output_dropout": self.output_dropout,
             "embedding_dropout": self.embedding_dropout,
-            "weight_drop": self.weight_drop,
+            "recurrent_dropconnect": self.recurrent_dropconnect,
             "tie_weights": self.tie_weights,
             "direction": self.direction,
             "initializer": self.initializer,
@@ -394,18 +413,19 @@ class ONLSTMLanguageModel(keras.Model):
     def from_config(cls, config):
         config = dict(config)
         config.pop("trainable", None)
-        if "cell" in config:  # saved before `cell` became `recurrent`
-            config["recurrent"] = config.pop("cell")
         return cls(**config)
 
     @classmethod
-    def from_model_config(cls, model_config, vocab_size, **kwargs):
+    def from_model_config(cls, model_config, vocab_size, *, stateful=False,
+                          seed=None, name=None):
         """A model with the architecture of a `ModelConfig`.
 
         Args:
-            model_config: A `ModelConfig` (or its `to_dict()`).
+            model_config: A `ModelConfig`.
             vocab_size: Number of words, padding included.
-            **kwargs: `stateful`, `seed`, `name`, ...
+            stateful: Carry the recurrent state from batch to batch.
+            seed: Random seed of every dropout.
+            name: The model's name (default: Keras').
 
         Example:
 
@@ -415,6 +435,28 @@ class ONLSTMLanguageModel(keras.Model):
         >>> model.layer_sizes
         [256, 256, 256]
         """
-        if isinstance(model_config, dict):
-            model_config = ModelConfig.from_dict(model_config)
-        return cls(vocab_size, **model_config.to_dict(), **kwargs)
+        if not isinstance(model_config, ModelConfig):
+            raise ValueError(
+                "Argument `model_config` must be a `ModelConfig`, received: "
+                f"model_config={model_config!r}"
+            )
+        return cls(
+            vocab_size,
+            embedding_size=model_config.embedding_size,
+            hidden_size=model_config.hidden_size,
+            num_layers=model_config.num_layers,
+            chunk_size=model_config.chunk_size,
+            recurrent=model_config.recurrent,
+            master_input=model_config.master_input,
+            input_dropout=model_config.input_dropout,
+            layer_dropout=model_config.layer_dropout,
+            output_dropout=model_config.output_dropout,
+            embedding_dropout=model_config.embedding_dropout,
+            recurrent_dropconnect=model_config.recurrent_dropconnect,
+            tie_weights=model_config.tie_weights,
+            direction=model_config.direction,
+            initializer=model_config.initializer,
+            stateful=stateful,
+            seed=seed,
+            name=name,
+        )

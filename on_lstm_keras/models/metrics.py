@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+__all__ = ["Perplexity"]
+
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
 class Perplexity(keras.metrics.Metric):

@@ -16,6 +16,22 @@ from on_lstm_keras.utils.atomic import replacing
 from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.data.tokenizers import get_tokenizer
 from on_lstm_keras.data.vocabulary import Vocabulary
+# Registers the model (and, through it, its layers) with Keras, for
+# `keras.saving.load_model`.
+from on_lstm_keras.models.language_model import ONLSTMLanguageModel  # noqa: F401
+
+__all__ = [
+    "LoadedRun",
+    "MODEL_FILE",
+    "RUN_FILE",
+    "VOCAB_FILE",
+    "has_run",
+    "load_run",
+    "read_run_info",
+    "save_atomically",
+    "update_run_info",
+    "write_json",
+]
 
 MODEL_FILE = "model.keras"
 VOCAB_FILE = "vocab.json"
@@ -82,9 +98,6 @@ def load_run(directory):
         )
     vocab = Vocabulary.load(os.path.join(directory, VOCAB_FILE))
     info = read_run_info(directory)
-    # Importing the package registers its layers and models.
-    import on_lstm_keras.models  # noqa: F401
-
     if not zipfile.is_zipfile(model_path):
         raise ValueError(
             f"Corrupt model file {model_path}: not a complete .keras archive "

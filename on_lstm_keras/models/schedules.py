@@ -12,6 +12,8 @@ from keras import ops
 
 from on_lstm_keras.utils import validation as check
 
+__all__ = ["LinearWarmup"]
+
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
 class LinearWarmup(keras.optimizers.schedules.LearningRateSchedule):
