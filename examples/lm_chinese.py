@@ -284,7 +284,7 @@ from on_lstm_keras.workflow import record_run
 from on_lstm_keras.workflow import score_run
 from on_lstm_keras.data import in_reading_order
 from on_lstm_keras.models.saving import update_run_info
-from on_lstm_keras.parsing.epoch_f1 import EpochF1
+from on_lstm_keras.runs import EpochF1
 
 epoch_f1 = (EpochF1(output, "sinica", halves=("dev",), label="Sinica",
                     nltk_data=args.nltk_data)
@@ -371,97 +371,93 @@ for recurrent, info in results.items():
           f"{100 * r['unknown_rate_test']:.1f}% of test words unknown)")
 
 # %% [markdown]
-# ## 6. Choosing how to read trees, on the Sinica dev half
+# ## 6. Choosing the reading, on the Sinica dev half
 #
 # A trained pair of models gives many trees for one sentence: from the
 # forward model, the backward one, or both (each model's `d_f` z-scored
 # over the sentence, then averaged boundary by boundary); from one layer
 # or the mean over layers; built by the paper's rule or the plain split.
-# `choose_parse_default` scores every combination on the gold trees of
-# the Sinica treebank sample, split once and for all into two halves by
+# `runs.choose_reading` scores every combination on the gold trees of the
+# Sinica treebank sample, split once and for all into two halves by
 # sentence position in the file (even positions: dev, odd: test). The
 # choice is made on the dev half alone and recorded in the run's
-# `run.json` (`parse_default`); `parse` and `evaluate` then use it
-# whenever no direction, layer or rule is given. The test half is scored
-# beside it, held out. Without the treebank this step is skipped (the
-# parser's defaults apply: forward, middle layer, official rule).
+# `run.json` (`default_reading`); `runs.parse` and `on-lstm evaluate`
+# then use it whenever no reading, layer or rule is given. The test half
+# is scored beside it, held out. Without the treebank this step is
+# skipped (the parser's defaults apply: forward, middle layer, official
+# rule).
 
 # %%
 import json
 
-from on_lstm_keras.utils.atomic import write_text
-from on_lstm_keras.cli.evaluate import format_settings_table
-from on_lstm_keras.parsing.runs import choose_parse_default
-from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
-from on_lstm_keras.plotting import plot_f1_bars
+from on_lstm_keras import plotting
+from on_lstm_keras import runs
+from on_lstm_keras.parsing import CorpusNotFoundError
 
 choice = None
 try:
     seconds = time.time()
-    choice, table = choose_parse_default(output, "sinica",
-                                         nltk_data=args.nltk_data,
-                                         progress=not args.quiet)
+    choice, table = runs.choose_reading(output, "sinica",
+                                        nltk_data=args.nltk_data,
+                                        progress=not args.quiet)
 except CorpusNotFoundError as e:
-    print(f"No Sinica treebank, so no parse default is chosen: {e}")
+    print(f"No Sinica treebank, so no reading is chosen: {e}")
 if choice is not None:
     table_path = os.path.join(output, "sinica_settings.json")
-    write_text(table_path, json.dumps({**table, "parse_default": choice},
-                                      indent=1, ensure_ascii=False))
+    with open(table_path, "w", encoding="utf-8") as f:
+        json.dump({**table, "default_reading": choice}, f, indent=1,
+                  ensure_ascii=False)
     for half, counts in table["halves"].items():
         print(f"Sinica {half} half: {counts['sentences']} sentences scored "
               f"({counts['skipped']} one-word skipped)")
-    for line in format_settings_table(table, choice):
+    for line in runs.format_readings_table(table, choice):
         print(line)
-    print(f"Chosen on the {choice['chosen_on']}: direction "
-          f"{choice['direction']}, layer {choice['layer']}, tree rule "
+    print(f"Chosen on the {choice['chosen_on']}: reading "
+          f"{choice['reading']}, layer {choice['layer']}, tree rule "
           f"{choice['tree_rule']}, sentence F1 {choice['sentence_f1']:.1f} "
           f"({time.time() - seconds:.0f} s; table in {table_path})")
     for half in table["halves"]:
         bars = os.path.join(output, f"sinica_f1_{half}.png")
-        plot_f1_bars(table["cells"], table["baselines"], bars, half=half,
-                     tree_rule=choice["tree_rule"])
+        plotting.plot_f1_bars(table["cells"], table["baselines"], bars,
+                              half=half, tree_rule=choice["tree_rule"])
         print(f"Bar chart ({half} half): {bars}")
 
 # %% [markdown]
 # ## 7. Trees
 #
-# `parse` loads nothing new: it takes the saved run (`load_run`: model,
-# vocabulary and tokenizer), segments each sentence with jieba, reads it
-# from a zero state between two `<eos>` tokens (the backward model reads
-# it reversed, framed the same way), and splits it top-down at the
-# largest split score, the recorded default's (or the middle layer's
-# `d_f` of the forward model without one). Each `Parse` holds the words,
-# the tree (nested lists), the split scores and every layer's `d_f` of
-# each model read.
+# `runs.parse` takes the saved run (model, vocabulary and tokenizer),
+# segments each sentence with jieba, reads it from a zero state between
+# two `<eos>` tokens (the backward model reads it reversed, framed the
+# same way), and splits it top-down at the largest split score, the
+# recorded default reading's (or the middle layer's `d_f` of the forward
+# model without one). Each `Parse` holds the words, the tree (nested
+# lists), the split scores and every layer's `d_f` of each model read.
 
 # %%
 from on_lstm_keras import parsing
-from on_lstm_keras.parsing.runs import parse
 
 sentences = args.sentence or [
     "苹果的颜色是什么", "爱真的需要勇气", "我们在北京大学学习自然语言处理",
     "今天的天气非常好",
 ]
-parses = parse(output, sentences)
+parses = runs.parse(output, sentences)
 for sentence, p in zip(sentences, parses):
     print(sentence)
     print("  JSON:", parsing.to_json(p.tree))
-    print("  score:", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
+    print("  score:", " ".join(f"{w}={d:.2f}"
+                               for w, d in zip(p.words, p.split_scores)))
     print(parsing.ascii_tree(p.tree))
 
 # %% [markdown]
 # ## 8. A picture
 #
-# `plot_parse` draws the first tree with its split scores under the words
-# and, under those, the `d_f` of the forward and the backward model (the
-# chosen layer, or the middle one for the mean over layers), whichever
-# direction the default reads; the backward model's value at a word
-# scores the boundary after it.
+# `plotting.plot_parse` draws the first tree with its split scores under
+# the words and, under those, the `d_f` of each model the reading read
+# (the chosen layer, or the middle one for the mean over layers); the
+# backward model's value at a word scores the boundary after it.
 
 # %%
-from on_lstm_keras.plotting import plot_parse
-
 picture = os.path.join(output, "tree.svg")
-plot_parse(output, sentences[0], picture)
+plotting.plot_parse(parses[0], picture)
 print(f"Picture of the first tree: {picture}")
 print(f"Model directory: {output}  ({time.time() - started:.0f} s in all)")

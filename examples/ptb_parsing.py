@@ -129,17 +129,17 @@ started = time.time()
 # copies the model into a stateless twin and scores its trees on the
 # WSJ10-style sentences of both halves of the PTB sample: the forward
 # model's layers (each, and their mean) while it trains; the backward
-# model's, and both directions combined (with the trained forward model),
+# model's, and both readings combined (with the trained forward model),
 # while the backward one trains. Each row of `f1_by_epoch.csv` holds the
 # run, the epoch, the training seconds of the run and of the recipe so
 # far (training and validation; the scoring itself is not counted), the
-# validation perplexity, the setting, the half and its sentence and
-# corpus F1; `f1_by_epoch.png` draws the dev half's sentence F1 against
+# validation perplexity, the reading, layer and tree rule, the half and
+# its sentence and corpus F1; `f1_by_epoch.png` draws the dev half's sentence F1 against
 # training time. On `--resume` the rows of the epochs redone are dropped
 # and the clock continues from the last kept row.
 
 # %%
-from on_lstm_keras.parsing.epoch_f1 import EpochF1
+from on_lstm_keras.runs import EpochF1
 
 epoch_f1 = EpochF1(output, "ptb", max_length=10, nltk_data=args.nltk_data,
                    label="WSJ10-style")
@@ -181,7 +181,7 @@ except KeyboardInterrupt:
 train_minutes = (time.time() - started) / 60
 
 # %% [markdown]
-# ## 3. Choosing how to read trees, on the dev half
+# ## 3. Choosing the reading, on the dev half
 #
 # A trained pair of models gives many trees for one sentence: from the
 # forward model, the backward one, or both (each model's `d_f` z-scored
@@ -191,37 +191,35 @@ train_minutes = (time.time() - started) / 60
 # ...)`: the files at even positions of the sorted file ids, wsj_0001,
 # wsj_0003, ..., are the dev half, those at odd positions the test half),
 # so that the sentences of one article stay together.
-# `choose_parse_default` scores every setting on the WSJ10-style
-# sentences (≤ 10 words, the paper's setting) of both halves, records the
-# best on the dev half by sentence F1 as the run's default (`run.json`
-# `parse_default`), which `parse` and `evaluate` then use; the test half
-# is held out. `evaluate_settings` gives the same table on all lengths.
+# `runs.choose_reading` scores every reading on the WSJ10-style sentences
+# (≤ 10 words, the paper's setting) of both halves, records the best on
+# the dev half by sentence F1 as the run's default (`run.json`
+# `default_reading`), which `runs.parse` and `on-lstm evaluate` then use;
+# the test half is held out. `runs.evaluate_readings` gives the same
+# table on all lengths.
 
 # %%
 import json
 
-from on_lstm_keras.utils.atomic import write_text
-from on_lstm_keras.cli.evaluate import format_settings_table
-from on_lstm_keras.models.saving import read_run_info
-from on_lstm_keras.parsing.runs import choose_parse_default
-from on_lstm_keras.parsing.runs import evaluate_settings
-from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
-from on_lstm_keras.plotting import plot_f1_bars
+from on_lstm_keras import plotting
+from on_lstm_keras import runs
+from on_lstm_keras.parsing import CorpusNotFoundError
 
 LENGTHS = {"wsj10": ("WSJ10-style (≤ 10 words)", 10),
            "all": ("all lengths", None)}
 choice, tables = None, {}
-main_direction = read_run_info(output)["model"].get("direction", "forward")
+with open(os.path.join(output, "run.json"), encoding="utf-8") as f:
+    main_direction = json.load(f)["model"].get("direction", "forward")
 if main_direction == "backward":
     print("A backward model alone: the table needs a forward model "
-          "(--direction forward or both), so no default is chosen")
+          "(--directions forward or both), so no reading is chosen")
 else:
     try:
         seconds = time.time()
-        choice, tables["wsj10"] = choose_parse_default(
+        choice, tables["wsj10"] = runs.choose_reading(
             output, "ptb", nltk_data=args.nltk_data, max_length=10,
             progress=not args.quiet)
-        tables["all"] = evaluate_settings(
+        tables["all"] = runs.evaluate_readings(
             output, "ptb", nltk_data=args.nltk_data, progress=not args.quiet)
         print(f"Tables: {time.time() - seconds:.0f} s")
     except CorpusNotFoundError as e:
@@ -230,14 +228,21 @@ else:
 # %% [markdown]
 # ## 4. The tables and charts
 #
-# Perplexities first, then for each length the F1 of every setting and
-# baseline on both halves, sentence and corpus F1, in Markdown (`*` marks
-# the default). Everything is also saved to `ptb_results.json` in the
-# output directory, and one bar chart per length and half
-# (`ptb_f1_<length>_<half>.png`) draws the default's tree rule.
+# Perplexities first (from each run's `run.json`), then for each length
+# the F1 of every reading and baseline on both halves, sentence and corpus
+# F1, in Markdown (`*` marks the default). Everything is also saved to
+# `ptb_results.json` in the output directory, and one bar chart per
+# length and half (`ptb_f1_<length>_<half>.png`) draws the default's tree
+# rule.
 
 # %%
-perplexity = {cell: info["results"] for cell, info in runs.items()}
+perplexity = {}
+for cell, folder in (("onlstm", output),
+                     ("onlstm backward", os.path.join(output, "backward")),
+                     ("lstm", os.path.join(output, "lstm"))):
+    if os.path.isfile(os.path.join(folder, "run.json")):
+        with open(os.path.join(folder, "run.json"), encoding="utf-8") as f:
+            perplexity[cell] = json.load(f)["results"]
 names = {"onlstm": "forward ON-LSTM",
          "onlstm backward": "backward ON-LSTM (reversed sentences)",
          "lstm": "LSTM, same size, same code"}
@@ -251,25 +256,25 @@ for key, table in tables.items():
     counts = ", ".join(f"{h}: {c['sentences']} sentences"
                        for h, c in table["halves"].items())
     print(f"\n{title} ({counts})\n")
-    for line in format_settings_table(table, choice):
+    for line in runs.format_readings_table(table, choice):
         print(line)
     for half in table["halves"]:
         bars = os.path.join(output, f"ptb_f1_{key}_{half}.png")
-        plot_f1_bars(table["cells"], table["baselines"], bars, half=half,
-                     tree_rule=choice["tree_rule"],
-                     title=f"{title}, {half} half, tree rule "
-                           f"{choice['tree_rule']}: sentence F1")
+        plotting.plot_f1_bars(table["cells"], table["baselines"], bars,
+                              half=half, tree_rule=choice["tree_rule"],
+                              title=f"{title}, {half} half, tree rule "
+                                    f"{choice['tree_rule']}: sentence F1")
         print(f"Bar chart: {bars}")
 if choice is not None:
-    print(f"\nDefault, chosen on the {choice['chosen_on']}: direction "
-          f"{choice['direction']}, layer {choice['layer']}, tree rule "
+    print(f"\nDefault, chosen on the {choice['chosen_on']}: reading "
+          f"{choice['reading']}, layer {choice['layer']}, tree rule "
           f"{choice['tree_rule']}")
+    chosen = (choice["reading"], choice["layer"], choice["tree_rule"])
     for key, table in tables.items():
         title, _ = LENGTHS[key]
         for half in table["halves"]:
             cell = next(c for c in table["cells"] if c["half"] == half and (
-                c["direction"], c["layer"], c["tree_rule"]) == (
-                choice["direction"], choice["layer"], choice["tree_rule"]))
+                c["reading"], c["layer"], c["tree_rule"]) == chosen)
             right = next(b for b in table["baselines"]
                          if b["half"] == half and b["baseline"] == "right")
             print(f"  {title}, {half} half: sentence F1 "
@@ -279,10 +284,11 @@ if choice is not None:
                   f"corpus F1 {cell['corpus_f1']:.1f} ("
                   f"{right['corpus_f1']:.1f}, "
                   f"{cell['corpus_f1'] - right['corpus_f1']:+.1f})")
-results = {"perplexity": perplexity, "parse_default": choice,
-           "settings": {LENGTHS[k][0]: t for k, t in tables.items()}}
-write_text(os.path.join(output, "ptb_results.json"),
-           json.dumps(results, indent=1, ensure_ascii=False))
+results = {"perplexity": perplexity, "default_reading": choice,
+           "readings": {LENGTHS[k][0]: t for k, t in tables.items()}}
+with open(os.path.join(output, "ptb_results.json"), "w",
+          encoding="utf-8") as f:
+    json.dump(results, f, indent=1, ensure_ascii=False)
 print(f"Results: {os.path.join(output, 'ptb_results.json')}")
 
 # %% [markdown]
@@ -294,42 +300,39 @@ print(f"Results: {os.path.join(output, 'ptb_results.json')}")
 # or differently trained model is what is missing.
 
 # %%
-from on_lstm_keras.parsing.epoch_f1 import draw_f1_curve
-from on_lstm_keras.parsing.epoch_f1 import read_f1_curve
-
-curve = read_f1_curve(epoch_f1.csv_path)
+curve = runs.read_f1_curve(epoch_f1.csv_path)
 if curve:
     rule = choice["tree_rule"] if choice else "official"
     dev_baselines = [b for b in tables.get("wsj10", {}).get("baselines", [])
                      if b["half"] == "dev"]
-    draw_f1_curve(curve, dev_baselines, epoch_f1.picture_path, rule,
-                  "WSJ10-style")
+    runs.draw_f1_curve(curve, dev_baselines, epoch_f1.picture_path, rule,
+                       "WSJ10-style")
     print(f"F1 by epoch: {epoch_f1.csv_path}, picture: "
           f"{epoch_f1.picture_path}")
 
 # %% [markdown]
 # ## 6. A few trees
 #
-# `parse` reads each sentence through the trained models and splits it
-# top-down at the largest split score of the recorded default (without
-# one: the forward model's middle layer). The words must be the model's:
-# lower case, numbers as `N`. `plot_parse` draws the first tree with its
-# split scores and, under them, the forward and the backward model's
-# `d_f` (the chosen layer, or the middle one for the mean over layers).
+# `runs.parse` reads each sentence through the trained models and splits
+# it top-down at the largest split score of the recorded default reading
+# (without one: the forward model's middle layer). The words must be the
+# model's: lower case, numbers as `N`. `plotting.plot_parse` draws the
+# first tree with its split scores and, under them, the `d_f` of each
+# model read (the chosen layer, or the middle one for the mean over
+# layers).
 
 # %%
 from on_lstm_keras import parsing
-from on_lstm_keras.parsing.runs import parse
-from on_lstm_keras.plotting import plot_parse
 
 sentences = ["the company said it expects to report a loss",
              "investors are betting on lower interest rates"]
-parses = parse(output, sentences)
+parses = runs.parse(output, sentences)
 for p in parses:
     print(parsing.to_brackets(p.tree))
-    print("  score:", " ".join(f"{w}={d:.2f}" for w, d in zip(p.words, p.distances)))
+    print("  score:", " ".join(f"{w}={d:.2f}"
+                               for w, d in zip(p.words, p.split_scores)))
 picture = os.path.join(output, "tree.svg")
-plot_parse(output, sentences[0], picture)
+plotting.plot_parse(parses[0], picture)
 print(f"Picture of the first tree: {picture}")
 print(f"Training took {train_minutes:.0f} min, "
       f"{(time.time() - started) / 60:.0f} min in all.")

@@ -1,7 +1,8 @@
 """Pictures: an induced tree with the per-word distances drawn under it
-(`plot_tree`, one bar chart per reading direction or layer), F1 per
-layer and direction against the baselines (`plot_f1_bars`), and F1 of
-parse settings against training time (`plot_f1_curves`).
+(`plot_tree`, one bar chart per model or layer; `plot_parse` for a
+`parsing.Parse`), F1 per layer and reading against the baselines
+(`plot_f1_bars`), and F1 of readings against training time
+(`plot_f1_curves`).
 
 Uses matplotlib (the `[plot]` extra) without pyplot's global state.
 Chinese text: the first installed CJK font matplotlib knows is used; SVG
@@ -9,9 +10,24 @@ output keeps text as text (`svg.fonttype = "none"`), so any viewer with a
 CJK font shows the words even when matplotlib has none.
 """
 
+import contextlib
 import os
+import warnings
 
+from on_lstm_keras.parsing.scores import default_layer
 from on_lstm_keras.utils.extras import require
+
+__all__ = [
+    "CJK_FONTS",
+    "READING_COLOURS",
+    "f1_bars_figure",
+    "f1_curves_figure",
+    "plot_f1_bars",
+    "plot_f1_curves",
+    "plot_parse",
+    "plot_tree",
+    "tree_figure",
+]
 
 CJK_FONTS = (
     "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC",
@@ -70,9 +86,6 @@ def _distance_panels(distances, distance_label, n_words):
 
 
 def _figure_context(matplotlib):
-    import contextlib
-    import warnings
-
     font = _cjk_font()
     rc = {"svg.fonttype": "none"}
     if font:
@@ -175,70 +188,46 @@ def plot_tree(tree, distances, path, title=None, distance_label="d_f"):
     return path
 
 
-def plot_parse(run, sentence, path, presegmented=False):
-    """Parses one sentence with a trained run's recorded parse default and
-    draws its tree (`plot_tree`): the split scores under the words and,
-    under them, the `d_f` of the forward and of the backward model, of the
-    default's layer (the middle one for the mean over layers), whichever
-    direction the default reads. The backward model's value at a word
-    scores the boundary after it.
+def plot_parse(parse, path, title=None):
+    """Draws a parsed sentence's tree (`plot_tree`): its split scores under
+    the words and, under them, the `d_f` of the forward and of the backward
+    model at the parse's layer (the middle one for the mean over layers),
+    those of the models that were read. The backward model's value at a
+    word scores the boundary after it.
 
     Args:
-        run: A model directory; a backward model is read from
-            `<run>/backward` when there is one. Without a recorded default:
-            the run's own direction and middle layer, the official rule.
-        sentence: A string, segmented with the run's tokenizer (on
-            whitespace with `presegmented=True`), or a list of words.
+        parse: A `parsing.Parse` (e.g. one of `runs.parse`).
         path: Output file (`.svg`, `.png`, `.pdf`).
-        presegmented: As for `parsing.runs.parse`.
+        title: Default: the sentence, then the reading and the layer.
 
     Returns:
-        The `Parse` drawn (`parsing.runs.Parse`).
+        `path`.
 
     Raises:
-        ValueError: The sentence has no words.
+        ValueError: The parse has no words.
         MissingExtraError: (an `ImportError`) if matplotlib is not
             installed: `pip install 'on-lstm-keras[plot]'`.
     """
-    require("matplotlib", "plot", "plot_parse")
-    from on_lstm_keras.models.saving import load_run
-    from on_lstm_keras.parsing.runs import backward_of
-    from on_lstm_keras.parsing.runs import parse
-    from on_lstm_keras.parsing.runs import saved_parse_default
-
-    loaded = load_run(run)
-    backward = backward_of(run, None, "both")
-    parsed = parse(loaded, [sentence], presegmented=presegmented,
-                   backward_run=backward)[0]
-    if parsed.tree is None:
-        raise ValueError("Argument `sentence` must have a word, received: "
-                         f"sentence={sentence!r}")
-    choice = saved_parse_default(loaded)
-    layer = (choice or {}).get("layer")
-    k = layer if isinstance(layer, int) else (
-        len(loaded.model.rnn_layers) + 1) // 2
-    # Both models' d_f of layer k, whichever direction the default reads.
-    read = parse(loaded, [sentence], presegmented=presegmented, layer=k,
-                 direction="both" if backward is not None else None,
-                 backward_run=backward)[0]
-    rows = {"split score": parsed.distances}
-    if read.layer_distances:
-        rows[f"forward d_f (layer {k})"] = read.layer_distances[k - 1]
-    if read.backward_layer_distances:
-        rows[f"backward d_f (layer {k})"] = read.backward_layer_distances[k - 1]
-    how = ("default: " + ", ".join(
-        f"{key.replace('_', ' ')} {choice[key]}"
-        for key in ("direction", "layer", "tree_rule"))
-           if choice else "no recorded default")
-    text = sentence if isinstance(sentence, str) else " ".join(sentence)
-    plot_tree(parsed.tree, rows, path, title=f"{text}  ({how})")
-    return parsed
+    if parse.tree is None:
+        raise ValueError("Argument `parse` must have a word, received a "
+                         f"parse of words={parse.words!r}")
+    rows = {"split score": parse.split_scores}
+    for name, layers in (("forward", parse.layer_distances),
+                         ("backward", parse.backward_layer_distances)):
+        if layers:
+            k = (parse.layer if isinstance(parse.layer, int)
+                 else default_layer(len(layers)))
+            rows[f"{name} d_f (layer {k})"] = layers[k - 1]
+    if title is None:
+        title = (f"{' '.join(parse.words)}  (reading {parse.reading}, "
+                 f"layer {parse.layer})")
+    return plot_tree(parse.tree, rows, path, title=title)
 
 
 BASELINE_NAMES = ("left", "right", "balanced", "random")
 
-# One colour per reading direction, in the bar charts and the F1 curves.
-DIRECTION_COLOURS = {"forward": "#4c72b0", "backward": "#dd8452",
+# One colour per reading, in the bar charts and the F1 curves.
+READING_COLOURS = {"forward": "#4c72b0", "backward": "#dd8452",
                      "both": "#55a868"}
 
 
@@ -265,7 +254,7 @@ def f1_bars_figure(cells, baselines, half=None, tree_rule="official",
     Returns:
         A matplotlib `Figure` (not attached to pyplot): one axes, a group
         of bars per layer (labelled `layer 1`, ..., `mean`), one bar per
-        direction (its legend label the direction), and one dashed line
+        reading (its legend label the reading), and one dashed line
         per baseline (legend label `left-branching`, `right-branching`,
         `balanced`, `random`, with its value).
     """
@@ -281,21 +270,21 @@ def f1_bars_figure(cells, baselines, half=None, tree_rule="official",
             f"Argument `cells` holds no cell with tree_rule={tree_rule!r} and "
             f"half={half!r}")
     layers = list(dict.fromkeys(c["layer"] for c in chosen))
-    directions = list(dict.fromkeys(c["direction"] for c in chosen))
-    value = {(c["direction"], c["layer"]): c[metric] for c in chosen}
+    readings = list(dict.fromkeys(c["reading"] for c in chosen))
+    value = {(c["reading"], c["layer"]): c[metric] for c in chosen}
     lines = [b for b in baselines if half is None or b.get("half") == half]
     with _figure_context(matplotlib):
         fig = Figure(figsize=(2 + 1.6 * len(layers), 4.2))
         FigureCanvasAgg(fig)
         ax = fig.subplots()
-        width = 0.8 / len(directions)
-        for k, direction in enumerate(directions):
-            xs = [i + (k - (len(directions) - 1) / 2) * width
+        width = 0.8 / len(readings)
+        for k, reading in enumerate(readings):
+            xs = [i + (k - (len(readings) - 1) / 2) * width
                   for i in range(len(layers))]
-            heights = [value.get((direction, layer), float("nan"))
+            heights = [value.get((reading, layer), float("nan"))
                        for layer in layers]
-            ax.bar(xs, heights, width=width * 0.95, label=direction,
-                   color=DIRECTION_COLOURS.get(direction))
+            ax.bar(xs, heights, width=width * 0.95, label=reading,
+                   color=READING_COLOURS.get(reading))
             for x, h in zip(xs, heights):
                 ax.text(x, h, f"{h:.1f}", ha="center", va="bottom",
                         fontsize=7)
@@ -315,13 +304,13 @@ def f1_bars_figure(cells, baselines, half=None, tree_rule="official",
 
 def plot_f1_bars(cells, baselines, path, half=None, tree_rule="official",
                  metric="sentence_f1", title=None):
-    """A bar chart of F1 per layer and reading direction, against the
+    """A bar chart of F1 per layer and reading, against the
     baselines (drawn as horizontal lines).
 
     Args:
-        cells: Dicts with `direction`, `layer`, `tree_rule`, `half` and
+        cells: Dicts with `reading`, `layer`, `tree_rule`, `half` and
             the F1 figures (the `cells` of
-            `parsing.runs.evaluate_settings`).
+            `runs.evaluate_readings`).
         baselines: Dicts with `baseline`, `half` and the F1 figures (its
             `baselines`).
         path: Output file (`.png`, `.svg`, `.pdf`).
@@ -350,7 +339,7 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
 
     Returns:
         A matplotlib `Figure` (not attached to pyplot): one axes, one line
-        per setting (legend label `direction, layer K, rule`) through its
+        per reading and layer (legend label `reading, layer K, rule`) through its
         points `(total_seconds / 60, metric)` in row order, and one dashed
         line per baseline (legend label as in `f1_bars_figure`).
     """
@@ -365,7 +354,7 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
                          "received none")
     lines = {}
     for row in rows:
-        key = (row["direction"], row["layer"], row["tree_rule"])
+        key = (row["reading"], row["layer"], row["tree_rule"])
         lines.setdefault(key, []).append(
             (float(row["total_seconds"]) / 60, float(row[metric])))
     with _figure_context(matplotlib):
@@ -373,13 +362,13 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
         FigureCanvasAgg(fig)
         ax = fig.subplots()
         markers = "os^vDP*X"
-        for k, ((direction, layer, rule), points) in enumerate(lines.items()):
+        for k, ((reading, layer, rule), points) in enumerate(lines.items()):
             xs, ys = zip(*points)
             name = "mean" if layer == "mean" else f"layer {layer}"
             ax.plot(xs, ys, marker=markers[k % len(markers)], ms=4, lw=1.2,
-                    color=DIRECTION_COLOURS.get(direction),
+                    color=READING_COLOURS.get(reading),
                     ls="-" if rule == "official" else "--",
-                    label=f"{direction}, {name}, {rule}")
+                    label=f"{reading}, {name}, {rule}")
         _baseline_lines(ax, baselines, metric)
         ax.set_xlabel("training time (min)")
         ax.set_ylabel(metric.replace("_f1", " F1"))
@@ -394,18 +383,17 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
 
 def plot_f1_curves(rows, path, baselines=(), metric="sentence_f1",
                    title=None):
-    """F1 of parse settings against training time: one line per setting.
+    """F1 of readings against training time: one line per reading and layer.
 
     Args:
-        rows: Dicts with `direction`, `layer`, `tree_rule`,
+        rows: Dicts with `reading`, `layer`, `tree_rule`,
             `total_seconds` (training time when the F1 was measured) and
-            the F1 figures, one per setting and measurement, in time order
-            (e.g. the rows of the per-epoch log of
-            `examples/ptb_parsing.py`).
+            the F1 figures, one per reading, layer and measurement, in
+            time order (e.g. the rows of `runs.read_f1_curve`).
         path: Output file (`.png`, `.svg`, `.pdf`).
         baselines: Dicts with `baseline` and the F1 figures, drawn as
             horizontal lines (the `baselines` of
-            `parsing.runs.evaluate_settings`, of one half).
+            `runs.evaluate_readings`, of one half).
         metric: `"sentence_f1"` or `"corpus_f1"`.
         title: Default: the metric.
 

@@ -42,9 +42,9 @@ from on_lstm_keras.models.saving import has_run
 from on_lstm_keras.models.saving import load_run
 from on_lstm_keras.models.saving import read_run_info
 from on_lstm_keras.models.saving import update_run_info
-from on_lstm_keras.parsing.runs import Parse  # noqa: F401 (re-export)
-from on_lstm_keras.parsing.runs import evaluate_treebank  # noqa: F401
-from on_lstm_keras.parsing.runs import parse  # noqa: F401
+from on_lstm_keras.parsing.parse import Parse  # noqa: F401 (re-export)
+from on_lstm_keras.runs.evaluation import evaluate_treebank  # noqa: F401
+from on_lstm_keras.runs.parse import parse  # noqa: F401
 
 # What a resumed run may change: how long it trains and its learning rate
 # (lower it to continue after a divergence).
@@ -366,7 +366,7 @@ def train(corpus, output_dir, cell=None, resume=False, verbose=1,
 LSTM_DIR = "lstm"
 BACKWARD_DIR = "backward"
 """Where `train_runs(direction="both")` trains the backward model (the
-folder the parser looks in, `parsing.runs.BACKWARD_SUBDIR`)."""
+folder the parser looks in, `runs.BACKWARD_DIR`)."""
 TRAIN_DIRECTIONS = ("forward", "backward", "both")
 
 

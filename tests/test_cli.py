@@ -276,10 +276,10 @@ def test_evaluate_layer_flag_picks_the_layer(trained, fake_nltk_data, capsys,
     from test_parsing_model_parser import FAKE_DISTANCES
     from test_parsing_model_parser import WANT
 
-    from on_lstm_keras.parsing import model_parser
+    from on_lstm_keras.runs import evaluation
 
     monkeypatch.setattr(
-        model_parser, "sentence_distances",
+        evaluation, "sentence_distances",
         lambda model, vocab, sentences, batch_size=64, progress=False: [
             FAKE_DISTANCES[tuple(w)] for w in sentences])
     _, output = trained
@@ -333,21 +333,21 @@ def test_examples_run_end_to_end(example_started):
     assert returncode == 0, stderr[-3000:]
     assert "test perplexity" in stdout and '"苹果' in stdout.replace("[", "")
     assert (output / "tree.svg").exists() and (output / "lstm" / "model.keras").exists()
-    # Both reading directions by default, and the default chosen on the
+    # Both models by default, and the default chosen on the
     # (fake) Sinica dev half, recorded with its table and bar charts.
     assert (output / "backward" / "model.keras").exists()
-    default = json.loads((output / "run.json").read_text())["parse_default"]
+    default = json.loads((output / "run.json").read_text())["default_reading"]
     assert default["chosen_on"] == "sinica dev half"
-    assert default["direction"] in ("forward", "backward", "both")
+    assert default["reading"] in ("forward", "backward", "both")
     assert (output / "sinica_f1_dev.png").exists()
     assert (output / "sinica_settings.json").exists()
     # --f1-by-epoch: the ON-LSTMs' trees scored on the dev half (one
     # sentence of three words; the one-word one is skipped) after their
     # epoch, the LSTM's not at all.
-    from on_lstm_keras.parsing.epoch_f1 import read_f1_curve
+    from on_lstm_keras.runs import read_f1_curve
 
     rows = read_f1_curve(str(output / "f1_by_epoch.csv"))
-    assert {(r["run"], r["direction"]) for r in rows} == {
+    assert {(r["run"], r["reading"]) for r in rows} == {
         ("onlstm", "forward"), ("onlstm backward", "backward"),
         ("onlstm backward", "both")}
     assert len(rows) == 6 + 12  # (2 layers + mean) x 2 rules, 1 + 2 ways
@@ -395,22 +395,6 @@ def test_parse_json_distances_gives_every_layers_d_f(trained, capsys):
     assert cli.main(["parse", "--model", str(output), "--distances",
                      "--format", "ascii", "学生"]) == 2
     assert "--distances needs --format json" in capsys.readouterr().err
-
-
-def test_split_flag_is_the_deprecated_tree_rule(trained, capsys):
-    _, output = trained
-    args = ["parse", "--model", str(output), "--layer", "1", "--format",
-            "brackets", "学生学习历史"]
-    assert cli.main(args + ["--tree-rule", "plain"]) == 0
-    plain = capsys.readouterr()
-    assert plain.err == ""
-    assert cli.main(args + ["--split", "plain"]) == 0
-    old = capsys.readouterr()
-    assert old.out == plain.out
-    assert old.err == ("on-lstm parse: warning: --split is deprecated; use "
-                       "--tree-rule\n")
-    assert cli.main(args + ["--split", "plain", "--tree-rule", "official"]) == 2
-    assert "give one" in capsys.readouterr().err
 
 
 def test_missing_extra_is_one_line_and_exit_2(trained, fake_nltk_data,
@@ -492,28 +476,6 @@ def test_evaluate_fileids_scores_only_those_files(fake_ptb, capsys):
         "on-lstm evaluate: error: --fileids selects files of --treebank ptb; "
         "the Sinica sample is one file, received --treebank sinica "
         "--fileids wsj_0001.mrg"]
-
-
-def test_evaluate_baseline_does_not_start_keras(fake_nltk_data):
-    """As the `on-lstm` command runs it: no Keras, TensorFlow or JAX."""
-    script = (
-        "import sys; sys.argv[0] = 'on-lstm'\n"
-        "from on_lstm_keras.cli import build_parser, main\n"
-        "build_parser()\n"
-        "import on_lstm_keras.parsing\n"
-        "print('nltk' in sys.modules)\n"  # only once a treebank is read
-        "code = main(['evaluate', '--baseline', 'right', '--treebank', "
-        f"'sinica', '--nltk-data', {str(fake_nltk_data)!r}, '--json'])\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('keras', 'tensorflow', 'jax', 'torch')))\n"
-        "sys.exit(code)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                          text=True, cwd=REPO, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    nltk_at_start, result, started = done.stdout.splitlines()
-    assert nltk_at_start == "False"
-    assert json.loads(result)["sentence_f1"] == pytest.approx(100 / 6)
-    assert started == "[]"
 
 
 def test_help_names_the_corpus_f1_for_what_it_is(capsys):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from on_lstm_keras.data import Vocabulary
-from on_lstm_keras.parsing.model_parser import check_layer
-from on_lstm_keras.parsing.model_parser import default_layer
+from on_lstm_keras.parsing.scores import check_layer
+from on_lstm_keras.parsing.scores import default_layer
 from on_lstm_keras.parsing.model_parser import parse_sentences
 from on_lstm_keras.parsing.model_parser import sentence_distances
 
@@ -148,7 +148,7 @@ def test_parse_sentences_official_and_plain_differ_and_follow_the_layer():
     assert parse_sentences(model, VOCAB, [words])[0][0] == tree(1, "official")
 
 
-def test_split_rule_reaches_distances_to_tree():
+def test_tree_rule_reaches_distances_to_tree():
     class Fixed(StandInModel):
         def __call__(self, tokens, training=False, return_distances=False):
             d = np.zeros((1, 1, 6, 2), "float32")
@@ -165,12 +165,6 @@ def test_split_rule_reaches_distances_to_tree():
     assert plain == ["a", [["b", "c"], "d"]]
     with pytest.raises(ValueError, match="`tree_rule`.*tree_rule='binary'"):
         parse_sentences(model, VOCAB, [words], tree_rule="binary")
-    # The old keyword still works, with a DeprecationWarning.
-    with pytest.warns(DeprecationWarning, match="`split` is deprecated"):
-        assert parse_sentences(model, VOCAB, [words], split="plain")[0][0] == plain
-    with pytest.warns(DeprecationWarning), \
-            pytest.raises(ValueError, match="`split`.*split='binary'"):
-        parse_sentences(model, VOCAB, [words], split="binary")
 
 
 def test_check_layer():

@@ -14,7 +14,8 @@ import pytest
 
 from on_lstm_keras.data import Vocabulary
 from on_lstm_keras.parsing import model_parser
-from on_lstm_keras.parsing.scores import direction_arg
+from on_lstm_keras.parsing import scores
+from on_lstm_keras.parsing.scores import reading_arg
 from on_lstm_keras.parsing.scores import layer_view
 from on_lstm_keras.parsing.scores import split_scores
 
@@ -57,7 +58,7 @@ def test_an_empty_sentence_is_named_by_its_index():
 ])
 def test_check_layer_messages(num_layers, layer, mean, message):
     with pytest.raises(ValueError, match=exactly(message)):
-        model_parser.check_layer(layer, num_layers, mean=mean)
+        scores.check_layer(layer, num_layers, mean=mean)
 
 
 def test_reading_models_messages():
@@ -72,22 +73,22 @@ def test_reading_models_messages():
             "'forward'")):
         model_parser.reading_models("both", forward, forward)
     with pytest.raises(ValueError, match=exactly(
-            "Argument `direction='backward'` needs a backward model: the "
+            "Argument `reading='backward'` needs a backward model: the "
             "model reads forward and no `backward_model` was given")):
         model_parser.reading_models("backward", forward)
-    for direction in ("forward", "both"):
+    for reading in ("forward", "both"):
         with pytest.raises(ValueError, match=exactly(
-                f"Argument `direction={direction!r}` reads the model forward, "
+                f"Argument `reading={reading!r}` reads the model forward, "
                 "but it is a model of reversed sentences "
-                "(direction='backward'); use direction='backward'")):
-            model_parser.reading_models(direction, backward, backward)
+                "(direction='backward'); use reading='backward'")):
+            model_parser.reading_models(reading, backward, backward)
     with pytest.raises(ValueError, match=exactly(
-            "Argument `direction='both'` needs a backward model as "
+            "Argument `reading='both'` needs a backward model as "
             "`backward_model`, received none")):
         model_parser.reading_models("both", forward)
     with pytest.raises(ValueError, match=exactly(
-            "Argument `direction` must be one of 'forward', 'backward', "
-            "'both', received: direction='sideways'")):
+            "Argument `reading` must be one of 'forward', 'backward', "
+            "'both', received: reading='sideways'")):
         model_parser.reading_models("sideways", forward)
 
 
@@ -97,7 +98,7 @@ def test_parse_sentences_messages_come_before_any_reading():
             "Argument `layer` must be an integer in 1..2 (the model has 2 "
             "layers) or 'mean', received: layer=3")):
         model_parser.parse_sentences(forward, VOCAB, [["a", "b"]], layer=3,
-                                     direction="both", backward_model=backward)
+                                     reading="both", backward_model=backward)
     with pytest.raises(ValueError, match=exactly(
             "Argument `layer` must be an integer in 1..2 (the model has 2 "
             "layers), received: layer=3")):
@@ -110,12 +111,12 @@ def test_parse_sentences_messages_come_before_any_reading():
 
 # --- scores ----------------------------------------------------------------
 
-def test_direction_arg_message():
-    assert direction_arg("both") == "both"
+def test_reading_arg_message():
+    assert reading_arg("both") == "both"
     with pytest.raises(ValueError, match=exactly(
-            "Argument `direction` must be one of 'forward', 'backward', "
-            "'both', received: direction='left'")):
-        direction_arg("left")
+            "Argument `reading` must be one of 'forward', 'backward', "
+            "'both', received: reading='left'")):
+        reading_arg("left")
 
 
 @pytest.mark.parametrize("call, message", [

@@ -14,11 +14,12 @@ import pytest
 import keras
 
 import onlstm_reference as ref
-from on_lstm_keras import workflow
+from on_lstm_keras import runs
 from on_lstm_keras.data import Vocabulary
 from on_lstm_keras.models import ONLSTMLanguageModel
 from on_lstm_keras.parsing import model_parser
 from on_lstm_keras.parsing.model_parser import parse_sentences
+from on_lstm_keras.runs import evaluation
 
 pytestmark = pytest.mark.backend
 
@@ -176,7 +177,7 @@ def fake_distances(monkeypatch):
     def distances(model, vocab, sentences, batch_size=64, progress=False):
         return [FAKE_DISTANCES[tuple(words)] for words in sentences]
 
-    monkeypatch.setattr(model_parser, "sentence_distances", distances)
+    monkeypatch.setattr(evaluation, "sentence_distances", distances)
     return types.SimpleNamespace(
         model=types.SimpleNamespace(rnn_layers=[None, None]),
         vocab={"嘉珍", "和", "我"}, info={},
@@ -185,7 +186,7 @@ def fake_distances(monkeypatch):
 
 def test_evaluate_treebank_scores_the_chosen_layer(fake_distances, fake_nltk_data):
     def run(layer):
-        return workflow.evaluate_treebank(
+        return runs.evaluate_treebank(
             "sinica", model=fake_distances, layer=layer,
             nltk_data=str(fake_nltk_data))
 
@@ -206,7 +207,7 @@ def test_evaluate_treebank_scores_the_chosen_layer(fake_distances, fake_nltk_dat
         run(3)
 
 
-# Reading directions (`direction=`): a backward model reads each sentence
+# Readings (`reading=`): a backward model reads each sentence
 # reversed; its distances come back in input order.
 
 
@@ -269,7 +270,7 @@ def test_forward_only_through_the_scores_gives_todays_trees(model_and_vocab,
     boundaries = model_parser.boundary_distances(model, vocab, SENTENCES)
     for layer in (1, 2, 3):
         new = parse_sentences(model, vocab, SENTENCES, layer=layer,
-                              tree_rule=tree_rule, direction="forward")
+                              tree_rule=tree_rule, reading="forward")
         for words, d, b, (tree, scores) in zip(SENTENCES, today, boundaries, new):
             np.testing.assert_array_equal(split_scores(b, None, layer), d[layer - 1])
             assert tree == greedy_tree(words, d[layer - 1], tree_rule)
@@ -281,7 +282,7 @@ def test_both_directions_average_the_z_scored_boundaries(model_and_vocab,
     model, vocab = model_and_vocab
     for layer in (1, 3):
         got = parse_sentences(model, vocab, SENTENCES, layer=layer,
-                              direction="both", backward_model=backward_twin)
+                              reading="both", backward_model=backward_twin)
         for words, (tree, scores) in zip(SENTENCES, got):
             ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
             rev = [vocab.eos_id, *vocab.encode(words[::-1]), vocab.eos_id]
@@ -293,7 +294,7 @@ def test_both_directions_average_the_z_scored_boundaries(model_and_vocab,
     # The mean over layers: each layer z-scored, averaged, then z-scored
     # per direction before the two directions are averaged.
     (tree, scores), = parse_sentences(model, vocab, SENTENCES[:1], layer="mean",
-                                      direction="both",
+                                      reading="both",
                                       backward_model=backward_twin)
     ids = [vocab.eos_id, *vocab.encode(SENTENCES[0]), vocab.eos_id]
     rev = [vocab.eos_id, *vocab.encode(SENTENCES[0][::-1]), vocab.eos_id]
@@ -319,20 +320,20 @@ def test_backward_only_reads_the_boundary_before_each_word(model_and_vocab,
 
 def test_directions_need_the_right_models(model_and_vocab, backward_twin):
     model, vocab = model_and_vocab
-    with pytest.raises(ValueError, match="direction='both'.*backward_model"):
-        parse_sentences(model, vocab, SENTENCES, direction="both")
-    with pytest.raises(ValueError, match="direction='backward'.*needs a backward"):
-        parse_sentences(model, vocab, SENTENCES, direction="backward")
-    with pytest.raises(ValueError, match="direction='forward'.*reversed"):
-        parse_sentences(backward_twin, vocab, SENTENCES, direction="forward")
+    with pytest.raises(ValueError, match="reading='both'.*backward_model"):
+        parse_sentences(model, vocab, SENTENCES, reading="both")
+    with pytest.raises(ValueError, match="reading='backward'.*needs a backward"):
+        parse_sentences(model, vocab, SENTENCES, reading="backward")
+    with pytest.raises(ValueError, match="reading='forward'.*reversed"):
+        parse_sentences(backward_twin, vocab, SENTENCES, reading="forward")
     with pytest.raises(ValueError, match="backward_model.*received one whose "
                                          "direction is 'forward'"):
-        parse_sentences(model, vocab, SENTENCES, direction="both",
+        parse_sentences(model, vocab, SENTENCES, reading="both",
                         backward_model=model)
-    with pytest.raises(ValueError, match="direction.*'sideways'"):
-        parse_sentences(model, vocab, SENTENCES, direction="sideways")
+    with pytest.raises(ValueError, match="reading.*'sideways'"):
+        parse_sentences(model, vocab, SENTENCES, reading="sideways")
     with pytest.raises(ValueError, match="or 'mean', received: layer=4"):
-        parse_sentences(model, vocab, SENTENCES, direction="both",
+        parse_sentences(model, vocab, SENTENCES, reading="both",
                         backward_model=backward_twin, layer=4)
 
 
@@ -440,15 +441,13 @@ def test_parse_sentences_passes_its_batch_size_on():
         assert rows_per_call(model) == [2, 1]
     forward, backward = StandIn(), StandIn("backward")
     parse_sentences(forward, SMALL_VOCAB, sentences, batch_size=1,
-                    direction="both", backward_model=backward)
+                    reading="both", backward_model=backward)
     assert rows_per_call(forward) == rows_per_call(backward) == [1, 1, 1]
 
 
 @pytest.fixture
 def bars(monkeypatch):
     """The progress bars made, each with its arguments and updates."""
-    from on_lstm_keras.utils import extras as _extras
-
     made = []
 
     class Bar:
@@ -467,7 +466,7 @@ def bars(monkeypatch):
         def update(self, n=1):
             self.updates.append(n)
 
-    monkeypatch.setattr(_extras, "progress_bar", Bar)
+    monkeypatch.setattr(model_parser, "progress_bar", Bar)
     return made
 
 
@@ -522,20 +521,20 @@ def test_a_separate_backward_model_is_read_with_its_own_vocabulary():
     backward_z = zscore_by_hand([102, 108, 107, 106])
     backward = StandIn("backward")
     (_, scores), = parse_sentences(StandIn(), SMALL_VOCAB, [words], layer=1,
-                                   direction="both", backward_model=backward,
+                                   reading="both", backward_model=backward,
                                    backward_vocab=own)
     np.testing.assert_array_equal(backward.calls[0][0], [[2, 6, 7, 8, 2]])
     np.testing.assert_allclose(scores, (forward_z + backward_z)[:-1] / 2,
                                rtol=1e-12)
     # Backward only, from `backward_model`.
     (_, scores), = parse_sentences(StandIn(), SMALL_VOCAB, [words], layer=2,
-                                   direction="backward",
+                                   reading="backward",
                                    backward_model=StandIn("backward"),
                                    backward_vocab=own)
     np.testing.assert_array_equal(scores, [202, 208, 207])
     # Without `backward_vocab`, the backward model shares `vocab`.
     (_, scores), = parse_sentences(StandIn(), SMALL_VOCAB, [words], layer=2,
-                                   direction="backward",
+                                   reading="backward",
                                    backward_model=StandIn("backward"))
     np.testing.assert_array_equal(scores, [202, 203, 204])
     # A backward model given as `model` is read with `vocab`, its own;

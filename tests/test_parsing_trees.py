@@ -132,66 +132,9 @@ def test_unknown_tree_rule():
         distances_to_tree(ABCD, [0.1] * 4, tree_rule="binary")
 
 
-def test_split_warning_points_at_the_caller():
-    # (Not run under mutation testing, where the caller is mutmut's
-    # trampoline; the test below covers the rest.)
-    from on_lstm_keras.parsing import trees
-
-    with pytest.warns(DeprecationWarning) as caught:
-        distances_to_tree(ABCD, [0.1, 0.9, 0.3, 0.5], split="plain")
-    assert caught[0].filename == __file__
-    with pytest.warns(DeprecationWarning) as caught:
-        trees.SPLITS
-    assert caught[0].filename == __file__
-
-
-def test_split_is_the_deprecated_name_of_tree_rule():
-    d = [0.1, 0.9, 0.3, 0.5]
-    # The old keyword gives the same trees as tree_rule, with a warning.
-    with pytest.warns(DeprecationWarning, match="`split` is deprecated; use "
-                      "`tree_rule`"):
-        plain = distances_to_tree(ABCD, d, split="plain")
-    assert plain == ["a", [["b", "c"], "d"]]
-    with pytest.warns(DeprecationWarning):
-        assert distances_to_tree(ABCD, d, split="official") == [
-            "a", ["b", ["c", "d"]]]
-    # Agreeing values are fine; disagreeing ones are an error.
-    with pytest.warns(DeprecationWarning):
-        assert distances_to_tree(ABCD, d, "plain", split="plain") == plain
-    with pytest.warns(DeprecationWarning), pytest.raises(
-            ValueError, match="tree_rule='plain', split='official'"):
-        distances_to_tree(ABCD, d, "plain", split="official")
-    with pytest.warns(DeprecationWarning), pytest.raises(
-            ValueError, match="`split`.*split='binary'"):
-        distances_to_tree(ABCD, d, split="binary")
-    # The old constant's name as well.
-    import on_lstm_keras.parsing as parsing
-    from on_lstm_keras.parsing import trees
-
-    for module in (parsing, trees):
-        with pytest.warns(DeprecationWarning, match="SPLITS is deprecated"):
-            assert module.SPLITS == ("official", "plain") == module.TREE_RULES
-
-
-def test_deprecation_messages_word_for_word():
+def test_an_unknown_attribute_is_an_attribute_error():
     import on_lstm_keras.parsing as parsing
 
-    d = [0.1, 0.9, 0.3, 0.5]
-    with pytest.warns(DeprecationWarning) as caught:
-        distances_to_tree(ABCD, d, split="plain")
-    assert str(caught[0].message) == (
-        "Argument `split` is deprecated; use `tree_rule` (the same values, "
-        "'official' or 'plain')")
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError) as error:
-        distances_to_tree(ABCD, d, "plain", split="official")
-    assert str(error.value) == (
-        "Give the tree rule once, as `tree_rule` (`split` is its deprecated "
-        "name), received: tree_rule='plain', split='official'")
-    for module in (parsing, parsing.trees):
-        with pytest.warns(DeprecationWarning) as caught:
-            module.SPLITS
-        assert str(caught[0].message) == (
-            "on_lstm_keras.parsing.SPLITS is deprecated; use TREE_RULES")
     with pytest.raises(AttributeError) as error:
         parsing.trees.NO_SUCH_NAME
     assert str(error.value) == (

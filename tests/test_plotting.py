@@ -44,7 +44,7 @@ def test_plot_tree_without_matplotlib_names_the_extra(tmp_path, monkeypatch):
     assert not (tmp_path / "x.svg").exists()
 
 
-def test_plot_tree_draws_one_bar_chart_per_direction(tmp_path):
+def test_plot_tree_draws_one_bar_chart_per_model(tmp_path):
     pytest.importorskip("matplotlib")
     rows = {"split score": [0.5, -1.0, 0.5], "forward d_f": [0.1, 0.6, 0.3],
             "backward d_f": [0.2, 0.4, 0.7]}
@@ -62,8 +62,37 @@ def test_plot_tree_draws_one_bar_chart_per_direction(tmp_path):
         plotting.plot_tree(["a", ["b", "c"]], {"x": [1, 2]}, str(tmp_path / "y.svg"))
 
 
+def test_plot_parse_draws_a_parse_without_a_run(tmp_path):
+    pytest.importorskip("matplotlib")
+    from on_lstm_keras.parsing import Parse
+
+    parse = Parse(["我们", "喜欢", "音乐"], ["我们", ["喜欢", "音乐"]],
+                  split_scores=[0.25, -1.5, 0.75],
+                  layer_distances=[[0.1, 0.6, 0.3], [0.2, 0.4, 0.9]],
+                  backward_layer_distances=[[0.5, 0.5, 0.5],
+                                            [0.3, 0.8, 0.35]],
+                  reading="both", layer="mean")
+    path = str(tmp_path / "parse.svg")
+    assert plotting.plot_parse(parse, path) == path
+    text = (tmp_path / "parse.svg").read_text(encoding="utf-8")
+    # The mean over 2 layers draws layer 1 (the middle, lower of two).
+    for label in ("split score", "forward d_f (layer 1)",
+                  "backward d_f (layer 1)", "reading both, layer mean",
+                  "-1.50", "0.60"):
+        assert label in text, label
+    assert "0.80" not in text  # layer 2 of the backward model
+    one = Parse(["a", "b"], ["a", "b"], [0.1, 0.7], reading="forward",
+                layer=2, layer_distances=[[0.3, 0.4], [0.1, 0.7]])
+    plotting.plot_parse(one, path, title="mine")
+    text = (tmp_path / "parse.svg").read_text(encoding="utf-8")
+    assert "forward d_f (layer 2)" in text and "mine" in text
+    assert "backward" not in text
+    with pytest.raises(ValueError, match="`parse` must have a word"):
+        plotting.plot_parse(Parse([], None, []), path)
+
+
 CELLS = [
-    {"direction": d, "layer": layer, "tree_rule": rule, "half": half,
+    {"reading": d, "layer": layer, "tree_rule": rule, "half": half,
      "sentence_f1": 10 * i + j + (0.5 if half == "test" else 0),
      "corpus_f1": 1.0}
     for i, d in enumerate(("forward", "backward", "both"))
@@ -77,7 +106,7 @@ BASELINE_ROWS = [
 ]
 
 
-def test_f1_bars_hold_a_bar_per_layer_and_direction_and_the_baselines(tmp_path):
+def test_f1_bars_hold_a_bar_per_layer_and_reading_and_the_baselines(tmp_path):
     pytest.importorskip("matplotlib")
     fig = plotting.f1_bars_figure(CELLS, BASELINE_ROWS, half="dev")
     (ax,) = fig.axes
@@ -87,7 +116,7 @@ def test_f1_bars_hold_a_bar_per_layer_and_direction_and_the_baselines(tmp_path):
     assert labels == ["left-branching 5.0", "right-branching 6.0",
                       "balanced 7.0", "random 8.0",
                       "forward", "backward", "both"]
-    # Bars, direction by direction, layer by layer: 10 * direction + layer.
+    # Bars, reading by reading, layer by layer: 10 * reading + layer.
     heights = [p.get_height() for p in ax.patches]
     assert heights == [0, 1, 2, 10, 11, 12, 20, 21, 22]
     assert sorted(line.get_ydata()[0] for line in ax.lines) == [5, 6, 7, 8]

@@ -1,6 +1,6 @@
 """The Penn Treebank sample's dev/test halves (split by file), the flags
 that take them, the F1-against-time picture, and a tiny run of
-`examples/ptb_parsing.py` with both reading directions.
+`examples/ptb_parsing.py` with both models and every reading.
 """
 
 import csv
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from on_lstm_keras import cli
-from on_lstm_keras.parsing import runs
+from on_lstm_keras import runs
 from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
 from on_lstm_keras.parsing.treebanks import load_ptb
 from on_lstm_keras.parsing.treebanks import ptb_half_fileids
@@ -138,16 +138,16 @@ def test_evaluate_half_flag_with_ptb(ptb_data, capsys):
     assert "--half" in capsys.readouterr().err
 
 
-def test_f1_curves_figure_draws_each_setting_against_minutes():
+def test_f1_curves_figure_draws_each_reading_against_minutes():
     pytest.importorskip("matplotlib")
     from on_lstm_keras.plotting import f1_curves_figure
 
     rows = [
-        {"direction": "forward", "layer": 1, "tree_rule": "official",
+        {"reading": "forward", "layer": 1, "tree_rule": "official",
          "total_seconds": 60.0, "sentence_f1": 40.0, "corpus_f1": 45.0},
-        {"direction": "forward", "layer": "mean", "tree_rule": "official",
+        {"reading": "forward", "layer": "mean", "tree_rule": "official",
          "total_seconds": 60.0, "sentence_f1": 42.0, "corpus_f1": 44.0},
-        {"direction": "forward", "layer": 1, "tree_rule": "official",
+        {"reading": "forward", "layer": 1, "tree_rule": "official",
          "total_seconds": 150.0, "sentence_f1": 50.0, "corpus_f1": 55.0},
     ]
     fig = f1_curves_figure(rows, [{"baseline": "right", "sentence_f1": 58.0,
@@ -197,20 +197,20 @@ def test_example_trains_both_directions_and_chooses_on_the_dev_half(
     assert not (out / "lstm").exists()  # the LSTM is off by default
     results = json.loads((out / "ptb_results.json").read_text())
     assert set(results["perplexity"]) == {"onlstm", "onlstm backward"}
-    wsj10 = results["settings"]["WSJ10-style (≤ 10 words)"]
+    wsj10 = results["readings"]["WSJ10-style (≤ 10 words)"]
     assert wsj10["halves"] == {"dev": {"sentences": 4, "skipped": 0},
                                "test": {"sentences": 2, "skipped": 0}}
-    # 3 directions x (2 layers + mean) x 2 rules x 2 halves.
+    # 3 readings x (2 layers + mean) x 2 rules x 2 halves.
     assert len(wsj10["cells"]) == 36
     dev = [c for c in wsj10["cells"] if c["half"] == "dev"]
     top = max(c["sentence_f1"] for c in dev)
     first_best = next(c for c in dev if c["sentence_f1"] == top)
-    recorded = json.loads((out / "run.json").read_text())["parse_default"]
+    recorded = json.loads((out / "run.json").read_text())["default_reading"]
     assert recorded["chosen_on"] == (
         "ptb dev half, sentences of at most 10 words")
-    assert (recorded["direction"], recorded["layer"], recorded["tree_rule"],
+    assert (recorded["reading"], recorded["layer"], recorded["tree_rule"],
             recorded["sentence_f1"]) == (
-        first_best["direction"], first_best["layer"],
+        first_best["reading"], first_best["layer"],
         first_best["tree_rule"], top)
     right = [b for b in wsj10["baselines"] if b["baseline"] == "right"]
     assert [(b["half"], b["sentence_f1"]) for b in right] == [
@@ -219,8 +219,8 @@ def test_example_trains_both_directions_and_chooses_on_the_dev_half(
         rows = list(csv.DictReader(f))
     forward = [r for r in rows if r["run"] == "onlstm"]
     backward = [r for r in rows if r["run"] == "onlstm backward"]
-    assert {r["direction"] for r in forward} == {"forward"}
-    assert {r["direction"] for r in backward} == {"backward", "both"}
+    assert {r["reading"] for r in forward} == {"forward"}
+    assert {r["reading"] for r in backward} == {"backward", "both"}
     assert [r["epoch"] for r in forward] == ["1"] * 12 + ["2"] * 12
     assert {r["epoch"] for r in backward} == {"1"}
     assert len(backward) == 24  # settings x halves

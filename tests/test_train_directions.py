@@ -261,7 +261,7 @@ def test_direction_both_writes_both_runs_and_parses_with_both(
     assert ((output / "vocab.json").read_text()
             == (output / "backward" / "vocab.json").read_text())
     capsys.readouterr()
-    assert cli.main(["parse", "--model", str(output), "--direction", "both",
+    assert cli.main(["parse", "--model", str(output), "--reading", "both",
                      "--format", "json", "--presegmented",
                      "我们 喜欢 数学"]) == 0
     tree = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -285,7 +285,7 @@ def test_resume_refuses_a_direction_the_run_cannot_take(both_run, capsys):
 
 # ---- the halves of the Sinica sample, the table, the saved default ----
 
-from on_lstm_keras.parsing import runs  # noqa: E402
+from on_lstm_keras import runs  # noqa: E402
 from on_lstm_keras.parsing.treebanks import load_sinica  # noqa: E402
 
 
@@ -304,25 +304,25 @@ def test_sinica_halves_are_the_even_and_odd_positions(fake_nltk_data):
         load_sinica(nltk_data=fake_nltk_data, half="train")
 
 
-def cell(direction, layer, rule, half, f1):
-    return {"direction": direction, "layer": layer, "tree_rule": rule,
+def cell(reading, layer, rule, half, f1):
+    return {"reading": reading, "layer": layer, "tree_rule": rule,
             "half": half, "sentence_f1": f1, "corpus_f1": 100 - f1}
 
 
-def test_choose_default_picks_the_best_dev_cell():
+def test_best_reading_picks_the_best_dev_cell():
     cells = [cell("forward", 1, "official", "dev", 20.0),
              cell("both", "mean", "plain", "dev", 26.5),
              cell("backward", 2, "official", "dev", 26.5),  # a tie: later
              cell("forward", 3, "plain", "test", 40.0),     # not dev
              cell("both", 1, "official", "dev", 25.0)]
-    assert runs.choose_default(cells) == {
-        "direction": "both", "layer": "mean", "tree_rule": "plain",
+    assert runs.best_reading(cells) == {
+        "reading": "both", "layer": "mean", "tree_rule": "plain",
         "metric": "sentence_f1", "sentence_f1": 26.5}
-    assert runs.choose_default(cells, half="test")["layer"] == 3
+    assert runs.best_reading(cells, half="test")["layer"] == 3
     # By corpus F1 (100 - sentence F1 here) the lowest sentence F1 wins.
-    assert runs.choose_default(cells, metric="corpus_f1")["corpus_f1"] == 80.0
+    assert runs.best_reading(cells, metric="corpus_f1")["corpus_f1"] == 80.0
     with pytest.raises(ValueError, match="no cell of half='all'"):
-        runs.choose_default(cells, half="all")
+        runs.best_reading(cells, half="all")
 
 
 @pytest.fixture
@@ -338,7 +338,7 @@ def both_copy(both_run, tmp_path):
 def write_default(run_dir, **default):
     path = run_dir / "run.json"
     info = json.loads(path.read_text())
-    info["parse_default"] = default
+    info["default_reading"] = default
     path.write_text(json.dumps(info))
 
 
@@ -347,19 +347,19 @@ SENTENCES = [["我们", "喜欢", "数学", "和", "历史"],
 
 
 def test_the_saved_default_is_used_and_explicit_settings_win(both_copy, capsys):
-    write_default(both_copy, direction="both", layer="mean",
+    write_default(both_copy, reading="both", layer="mean",
                   tree_rule="plain", chosen_on="by hand")
     out = str(both_copy)
     saved = runs.parse(out, SENTENCES)
-    explicit = runs.parse(out, SENTENCES, direction="both", layer="mean",
+    explicit = runs.parse(out, SENTENCES, reading="both", layer="mean",
                           tree_rule="plain")
     assert [p.tree for p in saved] == [p.tree for p in explicit]
-    assert [p.distances for p in saved] == [p.distances for p in explicit]
+    assert [p.split_scores for p in saved] == [p.split_scores for p in explicit]
     assert saved[0].backward_layer_distances  # the backward model was read
     # A setting given wins; the others still come from the default.
-    given = runs.parse(out, SENTENCES, direction="forward", layer=1)
+    given = runs.parse(out, SENTENCES, reading="forward", layer=1)
     assert [p.tree for p in given] == [p.tree for p in runs.parse(
-        out, SENTENCES, direction="forward", layer=1, tree_rule="plain")]
+        out, SENTENCES, reading="forward", layer=1, tree_rule="plain")]
     assert not given[0].backward_layer_distances
     # The same through the command line.
     def cli_trees(*flags):
@@ -367,38 +367,38 @@ def test_the_saved_default_is_used_and_explicit_settings_win(both_copy, capsys):
                          *(" ".join(s) for s in SENTENCES)]) == 0
         return capsys.readouterr().out.strip().splitlines()
 
-    assert cli_trees() == cli_trees("--direction", "both", "--layer", "mean",
+    assert cli_trees() == cli_trees("--reading", "both", "--layer", "mean",
                                     "--tree-rule", "plain")
     assert cli_trees() == [json.dumps(p.tree, ensure_ascii=False)
                            for p in explicit]
 
 
 def test_evaluate_uses_the_saved_default(both_copy, fake_nltk_data):
-    write_default(both_copy, direction="backward", layer=1,
+    write_default(both_copy, reading="backward", layer=1,
                   tree_rule="plain", chosen_on="by hand")
     out = str(both_copy)
     saved = runs.evaluate_treebank("sinica", model=out,
                                    nltk_data=fake_nltk_data)
     explicit = runs.evaluate_treebank(
-        "sinica", model=out, nltk_data=fake_nltk_data, direction="backward",
+        "sinica", model=out, nltk_data=fake_nltk_data, reading="backward",
         layer=1, tree_rule="plain")
     assert saved == explicit
-    assert (saved["direction"], saved["layer"], saved["tree_rule"]) == (
+    assert (saved["reading"], saved["layer"], saved["tree_rule"]) == (
         "backward", 1, "plain")
 
 
 def test_the_table_and_the_recorded_choice(both_copy, fake_nltk_data, capsys):
     out = str(both_copy)
-    table = runs.evaluate_settings(out, "sinica", nltk_data=fake_nltk_data)
+    table = runs.evaluate_readings(out, "sinica", nltk_data=fake_nltk_data)
     assert table["halves"] == {"dev": {"sentences": 1, "skipped": 1},
                                "test": {"sentences": 1, "skipped": 0}}
-    # 3 directions x (2 layers + mean) x 2 rules x 2 halves.
+    # 3 readings x (2 layers + mean) x 2 rules x 2 halves.
     assert len(table["cells"]) == 36 and len(table["baselines"]) == 8
     # Each cell is what evaluate_treebank gives for that setting and half.
     for c in table["cells"][::7]:
         one = runs.evaluate_treebank(
             "sinica", model=out, nltk_data=fake_nltk_data, half=c["half"],
-            direction=c["direction"], layer=c["layer"],
+            reading=c["reading"], layer=c["layer"],
             tree_rule=c["tree_rule"])
         assert (one["sentence_f1"], one["corpus_f1"]) == (
             c["sentence_f1"], c["corpus_f1"])
@@ -410,8 +410,8 @@ def test_the_table_and_the_recorded_choice(both_copy, fake_nltk_data, capsys):
                      "--nltk-data", str(fake_nltk_data), "--choose-default",
                      "--quiet"]) == 0
     printed = capsys.readouterr().out
-    recorded = json.loads((both_copy / "run.json").read_text())["parse_default"]
-    best = runs.choose_default(table["cells"], "dev")
+    recorded = json.loads((both_copy / "run.json").read_text())["default_reading"]
+    best = runs.best_reading(table["cells"], "dev")
     assert recorded == {**best, "chosen_on": "sinica dev half"}
     assert "Default recorded in" in printed and "| balanced" in printed
 
@@ -432,39 +432,40 @@ def test_half_and_choose_default_flags_are_checked(both_copy, capsys):
 
 def test_plot_parse_draws_the_default_and_both_models_layer(both_copy,
                                                             monkeypatch):
-    """The picture's rows: the default's split scores, then both models'
-    `d_f` of the default's layer (the middle one for the mean), checked
-    against single-direction parses; the backward model's value at a word
-    is the score of the boundary after it."""
+    """The picture's rows: the parse's split scores, then both models'
+    `d_f` of its layer (the middle one for the mean), checked against
+    single-reading parses; the backward model's value at a word is the
+    score of the boundary after it."""
     from on_lstm_keras import plotting
+    from on_lstm_keras.parsing import Parse
 
     drawn = {}
 
     def capture(tree, rows, path, title=None):
         drawn.update(tree=tree, rows=rows, path=path, title=title)
+        return path
 
     monkeypatch.setattr(plotting, "plot_tree", capture)
     out, words = str(both_copy), SENTENCES[0]
     for default, k in (({"layer": "mean", "tree_rule": "plain"}, 1),
                        ({"layer": 2, "tree_rule": "official"}, 2)):
-        write_default(both_copy, direction="both", chosen_on="by hand",
+        write_default(both_copy, reading="both", chosen_on="by hand",
                       **default)
-        parsed = plotting.plot_parse(out, " ".join(words), "tree.svg",
-                                     presegmented=True)
+        parsed = runs.parse(out, [" ".join(words)], presegmented=True)[0]
+        assert plotting.plot_parse(parsed, "tree.svg") == "tree.svg"
         rows = drawn["rows"]
         assert list(rows) == ["split score", f"forward d_f (layer {k})",
                               f"backward d_f (layer {k})"]
         expected = runs.parse(out, [words])[0]
         assert drawn["tree"] == parsed.tree == expected.tree
-        assert rows["split score"] == expected.distances
-        forward = runs.parse(out, [words], direction="forward", layer=k)[0]
+        assert rows["split score"] == expected.split_scores
+        forward = runs.parse(out, [words], reading="forward", layer=k)[0]
         assert rows[f"forward d_f (layer {k})"] == pytest.approx(
-            forward.distances)
-        backward = runs.parse(out, [words], direction="backward", layer=k)[0]
+            forward.split_scores)
+        backward = runs.parse(out, [words], reading="backward", layer=k)[0]
         assert rows[f"backward d_f (layer {k})"][:-1] == pytest.approx(
-            backward.distances[1:])
+            backward.split_scores[1:])
         assert drawn["title"] == (
-            f"{' '.join(words)}  (default: direction both, layer "
-            f"{default['layer']}, tree rule {default['tree_rule']})")
-    with pytest.raises(ValueError, match="`sentence` must have a word"):
-        plotting.plot_parse(out, "   ", "tree.svg", presegmented=True)
+            f"{' '.join(words)}  (reading both, layer {default['layer']})")
+    with pytest.raises(ValueError, match="`parse` must have a word"):
+        plotting.plot_parse(Parse([], None, []), "tree.svg")

@@ -4,15 +4,15 @@ import json
 import math
 import sys
 
+from on_lstm_keras import runs
 from on_lstm_keras.cli._args import POSITIVE
 from on_lstm_keras.cli._args import json_safe
 from on_lstm_keras.cli._args import layer_or_all
-from on_lstm_keras.cli.parse import add_direction_arguments
-from on_lstm_keras.cli.parse import add_tree_rule_arguments
-from on_lstm_keras.cli.parse import check_direction_flags
+from on_lstm_keras.cli.parse import add_reading_arguments
+from on_lstm_keras.cli.parse import add_tree_rule_argument
+from on_lstm_keras.cli.parse import check_reading_flags
 from on_lstm_keras.cli.parse import or_mean
-from on_lstm_keras.cli.parse import tree_rule_of
-from on_lstm_keras.parsing.baselines import BASELINES
+from on_lstm_keras.parsing import BASELINES
 
 EPILOG = (
     "Two F1 figures are printed. 'sentence F1' is the mean over sentences of "
@@ -65,8 +65,8 @@ def add_evaluate_arguments(parser):
                              "layers of the per-sentence z-scored distances) "
                              "or 'all' (each layer; default: the run's "
                              "recorded default, else the middle one)")
-    add_direction_arguments(parser)
-    add_tree_rule_arguments(parser)
+    add_reading_arguments(parser)
+    add_tree_rule_argument(parser)
     parser.add_argument("--half", choices=("dev", "test"), default=None,
                         help="one of the sample's two fixed halves: dev or "
                              "test. Sinica: the sentences at even (dev) or "
@@ -76,9 +76,9 @@ def add_evaluate_arguments(parser):
                              "sorted file ids, not with --fileids (default: "
                              "the whole sample)")
     parser.add_argument("--choose-default", action="store_true", help=(
-        "score every direction x layer (each, and mean) x tree rule, and "
+        "score every reading x layer (each, and mean) x tree rule, and "
         "record the best as the run's default for parse and evaluate "
-        "(run.json parse_default); it is chosen on the dev half, and the "
+        "(run.json default_reading); it is chosen on the dev half, and the "
         "test half is scored beside it; --max-length applies (10: chosen "
         "on the WSJ10-style sentences)"))
     parser.add_argument("--seed", type=int, default=0,
@@ -90,35 +90,31 @@ def add_evaluate_arguments(parser):
 
 
 def run_evaluate(args):
-    tree_rule = tree_rule_of(args, "evaluate")
     fileids = fileid_list(args.fileids)
     if fileids is not None and args.treebank != "ptb":
         raise ValueError("--fileids selects files of --treebank ptb; the "
                          f"Sinica sample is one file, received --treebank "
                          f"{args.treebank} --fileids {','.join(fileids)}")
-    if args.baseline and (args.direction or args.backward_model):
+    if args.baseline and (args.reading or args.backward_model):
         raise ValueError(
-            "--direction and --backward-model read a model, not a baseline, "
-            f"received --baseline {args.baseline} with --direction "
-            f"{args.direction} --backward-model {args.backward_model}")
+            "--reading and --backward-model read a model, not a baseline, "
+            f"received --baseline {args.baseline} with --reading "
+            f"{args.reading} --backward-model {args.backward_model}")
     if args.half is not None and fileids is not None:
         raise ValueError(f"--half picks its own files of the PTB sample; give "
                          f"--half or --fileids, received --half {args.half} "
                          f"--fileids {','.join(fileids)}")
     if args.model:
-        check_direction_flags(args)
-    from on_lstm_keras.parsing import runs
-
+        check_reading_flags(args)
     if args.choose_default:
-        return choose_default(args, runs)
+        return choose_default(args)
 
     result = runs.evaluate_treebank(
         args.treebank, model=args.model, baseline=args.baseline,
-        layer=args.layer, max_length=args.max_length,
-        nltk_data=args.nltk_data, seed=args.seed, tree_rule=tree_rule,
-        fileids=fileids, progress=not args.quiet,
-        direction=args.direction, backward_model=args.backward_model,
-        half=args.half,
+        reading=args.reading, layer=args.layer, tree_rule=args.tree_rule,
+        max_length=args.max_length, nltk_data=args.nltk_data,
+        seed=args.seed, fileids=fileids, half=args.half,
+        backward_model=args.backward_model, progress=not args.quiet,
     )
     if args.model:
         result["model"] = args.model
@@ -130,8 +126,8 @@ def run_evaluate(args):
         print(json.dumps(json_safe(result), allow_nan=False))
         return result
     what = f"baseline {args.baseline}" if args.baseline else f"model {args.model}"
-    if result.get("direction"):
-        what += f", direction {result['direction']}"
+    if result.get("reading"):
+        what += f", reading {result['reading']}"
     print(f"{args.treebank}: {result['sentences']} sentences scored "
           f"({result['skipped']} with fewer than 2 words skipped), {what}")
     rows = result.get("per_layer") or [result]
@@ -146,64 +142,31 @@ def run_evaluate(args):
     return result
 
 
-def format_settings_table(table, choice=None):
-    """Markdown lines: every setting's sentence / corpus F1 on each half,
-    then the baselines; the chosen setting marked with `*`."""
-    halves = list(table["halves"])
-    head = "| direction | layer | tree rule | " + " | ".join(
-        f"{h}: sentence F1 | {h}: corpus F1" for h in halves) + " |"
-    lines = [head, "|" + "---|" * (3 + 2 * len(halves))]
-    keyed = {}
-    for c in table["cells"]:
-        keyed.setdefault((c["direction"], c["layer"], c["tree_rule"]),
-                         {})[c["half"]] = c
-    for (direction, layer, rule), by_half in keyed.items():
-        chosen = choice is not None and (direction, layer, rule) == (
-            choice["direction"], choice["layer"], choice["tree_rule"])
-        mark = " *" if chosen else ""
-        lines.append(f"| {direction}{mark} | {layer} | {rule} | " + " | ".join(
-            f"{by_half[h]['sentence_f1']:.1f} | {by_half[h]['corpus_f1']:.1f}"
-            for h in halves) + " |")
-    baselines = {}
-    for b in table["baselines"]:
-        baselines.setdefault(b["baseline"], {})[b["half"]] = b
-    labels = {"left": "left-branching", "right": "right-branching",
-              "balanced": "balanced", "random": "random (seed 0)"}
-    for name, by_half in baselines.items():
-        label = labels.get(name, name)
-        if name == "random":
-            label = f"random (seed {table.get('seed', 0)})"
-        lines.append(f"| {label} baseline | | | " + " | ".join(
-            f"{by_half[h]['sentence_f1']:.1f} | {by_half[h]['corpus_f1']:.1f}"
-            for h in halves) + " |")
-    return lines
-
-
-def choose_default(args, runs):
+def choose_default(args):
     """`evaluate --choose-default`: the full table, and the best setting
     recorded in the run."""
     if not args.model:
         raise ValueError("--choose-default records a default in a model's "
                          f"run, received --baseline {args.baseline}")
     given = [flag for flag, value in (
-        ("--layer", args.layer), ("--direction", args.direction),
-        ("--tree-rule", args.tree_rule), ("--split", args.split),
-        ("--half", args.half), ("--fileids", args.fileids)) if value]
+        ("--layer", args.layer), ("--reading", args.reading),
+        ("--tree-rule", args.tree_rule), ("--half", args.half),
+        ("--fileids", args.fileids)) if value]
     if given:
-        raise ValueError("--choose-default scores every direction, layer and "
+        raise ValueError("--choose-default scores every reading, layer and "
                          "tree rule itself, received " + ", ".join(given))
-    choice, table = runs.choose_parse_default(
+    choice, table = runs.choose_reading(
         args.model, args.treebank, nltk_data=args.nltk_data,
         backward_model=args.backward_model, max_length=args.max_length,
         seed=args.seed, progress=not args.quiet)
-    table = {**table, "parse_default": choice, "model": args.model}
+    table = {**table, runs.DEFAULT_READING: choice, "model": args.model}
     if args.json:
         print(json.dumps(json_safe(table), allow_nan=False))
         return table
-    for line in format_settings_table(table, choice):
+    for line in runs.format_readings_table(table, choice):
         print(line)
-    print(f"Default recorded in {args.model}/run.json: direction "
-          f"{choice['direction']}, layer {choice['layer']}, tree rule "
+    print(f"Default recorded in {args.model}/run.json: reading "
+          f"{choice['reading']}, layer {choice['layer']}, tree rule "
           f"{choice['tree_rule']} ({choice['metric']} "
           f"{choice[choice['metric']]:.1f} on the {choice['chosen_on']})")
     return table

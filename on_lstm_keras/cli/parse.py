@@ -5,18 +5,25 @@ import json
 import os
 import sys
 
+from on_lstm_keras import runs
 from on_lstm_keras.cli._args import POSITIVE
-from on_lstm_keras.parsing.trees import TREE_RULES
+from on_lstm_keras.data.corpora import decode_lines
+from on_lstm_keras.data.corpora import read_sentences
+from on_lstm_keras.models.saving import load_run
+from on_lstm_keras.parsing import READINGS
+from on_lstm_keras.parsing import TREE_RULES
+from on_lstm_keras.parsing import ascii_tree
+from on_lstm_keras.parsing import to_brackets
+from on_lstm_keras.parsing import to_json
+from on_lstm_keras.runs.layout import BACKWARD_DIR
 
-DIRECTION_CHOICES = ("forward", "backward", "both")
-DIRECTION_HELP = (
-    "which reading of the sentences the split scores come from: forward "
-    "(the model left to right), backward (a model of reversed sentences) "
-    "or both (the two, each z-scored per sentence, averaged); default: the "
-    "run's recorded default (run.json parse_default), else the model's own "
-    "direction")
+READING_HELP = (
+    "where the split scores come from: forward (the model left to right), "
+    "backward (a model of reversed sentences) or both (the two, each "
+    "z-scored per sentence, averaged); default: the run's recorded default "
+    "(run.json default_reading), else the model's own direction")
 BACKWARD_HELP = (
-    "directory of the backward model's run, for --direction both or "
+    "directory of the backward model's run, for --reading both or "
     "backward (default: MODEL/backward if it holds a run)")
 
 TREE_RULE_HELP = (
@@ -34,22 +41,20 @@ def format_parse(parse, fmt, distances=False):
     model's, in input order) and `"scores"` (what the tree was built from)
     when a backward model was read.
     """
-    from on_lstm_keras import parsing
-
     if distances:
         record = {"words": parse.words, "tree": parse.tree,
                   "distances": parse.layer_distances}
-        if getattr(parse, "backward_layer_distances", None):
+        if parse.backward_layer_distances:
             record["backward_distances"] = parse.backward_layer_distances
-            record["scores"] = parse.distances
+            record["scores"] = parse.split_scores
         return json.dumps(record, ensure_ascii=False)
     if parse.tree is None:
         return "" if fmt != "json" else "null"
     if fmt == "json":
-        return parsing.to_json(parse.tree)
+        return to_json(parse.tree)
     if fmt == "brackets":
-        return parsing.to_brackets(parse.tree)
-    return parsing.ascii_tree(parse.tree)
+        return to_brackets(parse.tree)
+    return ascii_tree(parse.tree)
 
 
 def or_mean(layer_type):
@@ -66,54 +71,37 @@ def or_mean(layer_type):
     return parse
 
 
-def add_direction_arguments(parser):
-    """`--direction` and `--backward-model`."""
-    parser.add_argument("--direction", choices=DIRECTION_CHOICES,
-                        default=None, help=DIRECTION_HELP)
+def add_reading_arguments(parser):
+    """`--reading` and `--backward-model`."""
+    parser.add_argument("--reading", choices=READINGS, default=None,
+                        help=READING_HELP)
     parser.add_argument("--backward-model", default=None, metavar="DIR",
                         help=BACKWARD_HELP)
 
 
-def check_direction_flags(args):
-    """Raises a `ValueError` naming the flags when `--direction` and
+def check_reading_flags(args):
+    """Raises a `ValueError` naming the flags when `--reading` and
     `--backward-model` do not go together."""
-    if args.backward_model is not None and args.direction not in ("backward", "both"):
+    if args.backward_model is not None and args.reading not in ("backward", "both"):
         raise ValueError(
-            "--backward-model is read with --direction both or backward, "
-            f"received --direction {args.direction or '(none)'} "
+            "--backward-model is read with --reading both or backward, "
+            f"received --reading {args.reading or '(none)'} "
             f"--backward-model {args.backward_model}")
-    if args.direction == "both" and args.backward_model is None and not (
+    if args.reading == "both" and args.backward_model is None and not (
             args.model and os.path.isfile(
-                os.path.join(args.model, "backward", "run.json"))):
+                os.path.join(args.model, BACKWARD_DIR, "run.json"))):
         raise ValueError(
-            "--direction both needs a backward model: give --backward-model "
-            f"DIR (or put its run in {os.path.join(args.model, 'backward')}),"
-            " received --direction both without one")
+            "--reading both needs a backward model: give --backward-model "
+            f"DIR (or put its run in {os.path.join(args.model, BACKWARD_DIR)}),"
+            " received --reading both without one")
 
 
-def add_tree_rule_arguments(parser):
-    """`--tree-rule`, and `--split`, its deprecated old name."""
+def add_tree_rule_argument(parser):
+    """`--tree-rule`."""
     parser.add_argument("--tree-rule", choices=TREE_RULES,
                         default=None,
                         help=TREE_RULE_HELP + " (default: the run's "
                         "recorded default, else official)")
-    parser.add_argument("--split", choices=TREE_RULES,
-                        default=None, help="deprecated name of --tree-rule")
-
-
-def tree_rule_of(args, command):
-    """The tree rule of `--tree-rule`, or of the deprecated `--split` (with a
-    line on stderr); `None` when neither is given (the run's recorded
-    default, else official)."""
-    if args.split is None:
-        return args.tree_rule
-    print(f"on-lstm {command}: warning: --split is deprecated; use "
-          "--tree-rule", file=sys.stderr)
-    if args.tree_rule not in (None, args.split):
-        raise ValueError(
-            "--split is the deprecated name of --tree-rule: give one, "
-            f"received --tree-rule {args.tree_rule} --split {args.split}")
-    return args.split
 
 
 def add_parse_arguments(parser):
@@ -123,7 +111,7 @@ def add_parse_arguments(parser):
                              "layers of the per-sentence z-scored distances; "
                              "default: the run's recorded default, else the "
                              "middle layer)")
-    add_direction_arguments(parser)
+    add_reading_arguments(parser)
     parser.add_argument("--format", choices=("json", "brackets", "ascii"),
                         default="json", help="output (default: %(default)s)")
     parser.add_argument("--distances", action="store_true",
@@ -131,7 +119,7 @@ def add_parse_arguments(parser):
                              "its words, tree and each layer's distances d_f")
     parser.add_argument("--presegmented", action="store_true",
                         help="words are separated by spaces; no jieba")
-    add_tree_rule_arguments(parser)
+    add_tree_rule_argument(parser)
     parser.add_argument("--file", default=None,
                         help="read sentences from a UTF-8 file, one a line")
     parser.add_argument("--quiet", action="store_true",
@@ -144,11 +132,7 @@ def read_input_sentences(args):
     if args.sentences:
         return list(args.sentences)
     if args.file:
-        from on_lstm_keras.data.corpora import read_sentences
-
         return read_sentences(args.file, split=False)
-    from on_lstm_keras.data.corpora import decode_lines
-
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:  # already text (e.g. replaced by a StringIO)
         return [line.rstrip("\r\n") for line in sys.stdin]
@@ -159,19 +143,14 @@ def run_parse(args):
     if args.distances and args.format != "json":
         raise ValueError("--distances needs --format json, received "
                          f"--format {args.format}")
-    tree_rule = tree_rule_of(args, "parse")
-    check_direction_flags(args)
-    from on_lstm_keras.parsing import runs
-    from on_lstm_keras.models.saving import load_run
-
+    check_reading_flags(args)
     run = load_run(args.model)
-    # No --direction: the run's recorded default may read both directions.
-    direction, _, _ = runs.with_parse_default(run, args.direction)
-    backward = runs.backward_of(args.model, args.backward_model, direction)
+    # No --reading: the run's recorded default may read the backward model.
+    reading = args.reading or (runs.saved_reading(run) or {}).get("reading")
+    backward = runs.backward_of(args.model, args.backward_model, reading)
     sentences = read_input_sentences(args)
-    for parse in runs.parse(run, sentences, layer=args.layer,
+    for parse in runs.parse(run, sentences, reading=args.reading,
+                            layer=args.layer, tree_rule=args.tree_rule,
                             presegmented=args.presegmented,
-                            tree_rule=tree_rule,
-                            progress=not args.quiet,
-                            direction=args.direction, backward_run=backward):
+                            backward_run=backward, progress=not args.quiet):
         print(format_parse(parse, args.format, args.distances), flush=True)

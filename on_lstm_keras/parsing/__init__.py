@@ -1,18 +1,16 @@
 """Unsupervised constituency parsing from ON-LSTM split distances.
 
-The modules exported here use Python and numpy only (nltk once a treebank
-is read or an `nltk.Tree` is made; Keras only in `model_parser` and `runs`,
-which call a model): build binary trees from per-word
+The modules exported here build binary trees from per-word
 distances (`distances_to_tree`), convert trees between formats, score them
 against gold trees with unlabelled span F1, make baseline trees, and load
 gold trees from the Penn and Sinica treebanks. `split_scores` combines the
 distances of a forward and a backward model (and of several layers) into
-one score per word.
+one score per word; `model_parser` reads the distances off a language
+model. A `Parse` holds one parsed sentence.
 
 Trees are nested lists of words; a single word is the word itself.
 """
 
-from on_lstm_keras.parsing import trees
 from on_lstm_keras.parsing.baselines import BASELINES
 from on_lstm_keras.parsing.baselines import balanced
 from on_lstm_keras.parsing.baselines import baseline_tree
@@ -24,7 +22,8 @@ from on_lstm_keras.parsing.metrics import corpus_prf
 from on_lstm_keras.parsing.metrics import evaluate
 from on_lstm_keras.parsing.metrics import sentence_prf
 from on_lstm_keras.parsing.metrics import spans
-from on_lstm_keras.parsing.scores import DIRECTIONS
+from on_lstm_keras.parsing.parse import Parse
+from on_lstm_keras.parsing.scores import READINGS
 from on_lstm_keras.parsing.scores import layer_view
 from on_lstm_keras.parsing.scores import split_scores
 from on_lstm_keras.parsing.scores import zscore
@@ -47,9 +46,10 @@ from on_lstm_keras.parsing.trees import to_nltk
 
 __all__ = [
     "BASELINES",
-    "DIRECTIONS",
     "PRF",
     "PTB_WORD_TAGS",
+    "Parse",
+    "READINGS",
     "TREE_RULES",
     "CorpusNotFoundError",
     "GoldSentence",
@@ -79,6 +79,3 @@ __all__ = [
     "zscore",
 ]
 
-
-def __getattr__(name):
-    return trees.deprecated_attribute(__name__, name)

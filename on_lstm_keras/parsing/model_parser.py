@@ -6,39 +6,17 @@ the distances `d_f` of one layer at the words (boundaries trimmed) go to
 the greedy top-down split.
 """
 
+import keras
 import numpy as np
 
-from on_lstm_keras.utils import validation as check
+from on_lstm_keras.ops import DISTANCE_FORGET
+from on_lstm_keras.parsing.scores import check_layer
+from on_lstm_keras.parsing.scores import reading_arg
+from on_lstm_keras.parsing.scores import split_scores
 from on_lstm_keras.parsing.trees import distances_to_tree
 from on_lstm_keras.parsing.trees import tree_rule_arg
-
-
-def default_layer(num_layers):
-    """The middle layer, numbered from 1 (the lower one for an even count).
-
-    Example:
-
-    >>> default_layer(3), default_layer(2), default_layer(1)
-    (2, 1, 1)
-    """
-    return (num_layers + 1) // 2
-
-
-def check_layer(layer, num_layers, mean=False):
-    """Returns `layer` (1-based; `None`: the middle one) or raises a
-    `ValueError` naming it. With `mean=True`, `"mean"` is taken too."""
-    if layer is None:
-        return default_layer(num_layers)
-    if mean and layer == "mean":
-        return layer
-    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= layer <= num_layers:
-        alternative = " or 'mean'" if mean else ""
-        raise ValueError(
-            f"Argument `layer` must be an integer in 1..{num_layers} (the "
-            f"model has {num_layers} layer{'s' if num_layers != 1 else ''})"
-            f"{alternative}, received: layer={layer!r}"
-        )
-    return int(layer)
+from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.extras import progress_bar
 
 
 def model_direction(model):
@@ -63,8 +41,6 @@ def _compiled_distances(language_model):
     so that the recurrent loops run as one graph instead of op by op from
     Python. (A new wrapper per reading: kept on the model, it would be
     saved with it.)"""
-    import keras
-
     class CompiledDistances(keras.Model):
         def __init__(self, model):
             super().__init__()
@@ -110,11 +86,6 @@ def _readings(model, vocab, sentences, batch_size, progress):
     model's reading order: one `(layers, n + 1)` array per sentence, the
     last column being the closing `<eos>`. A backward model reads each
     sentence reversed."""
-    import keras
-
-    from on_lstm_keras.utils.extras import progress_bar
-    from on_lstm_keras.ops import DISTANCE_FORGET
-
     batch_size = check.positive_int("batch_size", batch_size)
     lengths = np.array([len(s) for s in sentences], dtype=np.int64)
     if len(lengths) and lengths.min() < 1:
@@ -218,14 +189,14 @@ def boundary_distances(model, vocab, sentences, batch_size=64,
     return list(readings)
 
 
-def reading_models(direction, model, backward_model=None):
-    """The forward and the backward model that `direction` reads with.
+def reading_models(reading, model, backward_model=None):
+    """The forward and the backward model that `reading` reads with.
 
     Args:
-        direction: `"forward"`, `"backward"`, `"both"`, or `None` for the
+        reading: `"forward"`, `"backward"`, `"both"`, or `None` for the
             model's own direction (`"forward"` for every model that
             records none).
-        model: The model (forward, or backward for `direction="backward"`).
+        model: The model (forward, or backward for `reading="backward"`).
         backward_model: A backward model (`direction="backward"`), needed
             for `"both"`; for `"backward"` it is used in place of `model`.
 
@@ -233,37 +204,35 @@ def reading_models(direction, model, backward_model=None):
         `(forward, backward)`, each a model or `None`.
 
     Raises:
-        ValueError: naming the argument: an unknown direction, a model
+        ValueError: naming the argument: an unknown reading, a model
             reading the wrong way, or no backward model where one is needed.
     """
-    from on_lstm_keras.parsing.scores import direction_arg
-
-    if direction is None:
-        direction = model_direction(model)
-    direction = direction_arg(direction)
+    if reading is None:
+        reading = model_direction(model)
+    reading = reading_arg(reading)
     if backward_model is not None and model_direction(backward_model) != "backward":
         raise ValueError(
             "Argument `backward_model` must be a model of reversed sentences "
             "(direction='backward'), received one whose direction is "
             f"{model_direction(backward_model)!r}")
-    if direction == "backward":
+    if reading == "backward":
         if backward_model is not None:
             return None, backward_model
         if model_direction(model) == "backward":
             return None, model
         raise ValueError(
-            "Argument `direction='backward'` needs a backward model: the "
+            "Argument `reading='backward'` needs a backward model: the "
             "model reads forward and no `backward_model` was given")
     if model_direction(model) != "forward":
         raise ValueError(
-            f"Argument `direction={direction!r}` reads the model forward, but "
+            f"Argument `reading={reading!r}` reads the model forward, but "
             "it is a model of reversed sentences (direction='backward'); use "
-            "direction='backward'")
-    if direction == "forward":
+            "reading='backward'")
+    if reading == "forward":
         return model, None
     if backward_model is None:
         raise ValueError(
-            "Argument `direction='both'` needs a backward model as "
+            "Argument `reading='both'` needs a backward model as "
             "`backward_model`, received none")
     return model, backward_model
 
@@ -292,8 +261,8 @@ def directional_boundaries(sentences, forward=None, backward=None,
 
 
 def parse_sentences(model, vocab, sentences, layer=None, tree_rule="official",
-                    batch_size=64, *, split=None, direction=None,
-                    backward_model=None, backward_vocab=None):
+                    batch_size=64, *, reading=None, backward_model=None,
+                    backward_vocab=None):
     """Unsupervised trees of `sentences` from one layer of `model`, or from
     the split scores of a backward model, or of both directions
     (`parsing.scores`).
@@ -303,8 +272,7 @@ def parse_sentences(model, vocab, sentences, layer=None, tree_rule="official",
         layer: Layer number from 1 (default: the middle one), or `"mean"`
             (the mean over layers of the per-sentence z-scored `d_f`).
         tree_rule: `"official"` or `"plain"` (see `distances_to_tree`).
-        split: Deprecated name of `tree_rule`.
-        direction: `"forward"`, `"backward"` or `"both"`; default the
+        reading: `"forward"`, `"backward"` or `"both"`; default the
             model's own (see `reading_models`).
         backward_model: A backward model, for `"both"` (or `"backward"`).
         backward_vocab: Its vocabulary; default `vocab`.
@@ -314,10 +282,8 @@ def parse_sentences(model, vocab, sentences, layer=None, tree_rule="official",
         it was built from (the layer's `d_f` for one forward layer, as
         before).
     """
-    from on_lstm_keras.parsing.scores import split_scores
-
-    tree_rule = tree_rule_arg(tree_rule, split)
-    forward, backward = reading_models(direction, model, backward_model)
+    tree_rule = tree_rule_arg(tree_rule)
+    forward, backward = reading_models(reading, model, backward_model)
     if backward is None and layer != "mean":
         layer = check_layer(layer, len(model.rnn_layers))
         out = []

@@ -16,7 +16,7 @@ The score of a boundary combines the views chosen:
   ones built from that layer's distances);
 - the mean over layers: each layer's `d_f` is z-scored over the sentence's
   boundaries first, then the layers are averaged;
-- both directions: each direction's view (one layer, or the mean over
+- both readings: each model's view (one layer, or the mean over
   layers) is z-scored over the sentence's `n + 1` boundaries, and the two
   are averaged, boundary by boundary.
 
@@ -43,11 +43,41 @@ import numpy as np
 
 from on_lstm_keras.utils import validation as check
 
-DIRECTIONS = ("forward", "backward", "both")
-"""Which reading direction(s) the split scores come from."""
+READINGS = ("forward", "backward", "both")
+"""Where split scores come from: the forward model, the backward model, or
+the two combined."""
 
 LAYER_MEAN = "mean"
 """`layer=` value: the mean over layers of the z-scored distances."""
+
+
+def default_layer(num_layers):
+    """The middle layer, numbered from 1 (the lower one for an even count).
+
+    Example:
+
+    >>> default_layer(3), default_layer(2), default_layer(1)
+    (2, 1, 1)
+    """
+    return (num_layers + 1) // 2
+
+
+def check_layer(layer, num_layers, mean=False):
+    """Returns `layer` (1-based; `None`: the middle one) or raises a
+    `ValueError` naming it. With `mean=True`, `"mean"` is taken too."""
+    if layer is None:
+        return default_layer(num_layers)
+    if mean and layer == LAYER_MEAN:
+        return layer
+    if (isinstance(layer, bool) or not isinstance(layer, (int, np.integer))
+            or not 1 <= layer <= num_layers):
+        alternative = " or 'mean'" if mean else ""
+        raise ValueError(
+            f"Argument `layer` must be an integer in 1..{num_layers} (the "
+            f"model has {num_layers} layer{'s' if num_layers != 1 else ''})"
+            f"{alternative}, received: layer={layer!r}"
+        )
+    return int(layer)
 
 
 def zscore(values):
@@ -97,8 +127,6 @@ def layer_view(boundaries, layer=None, name="boundaries"):
     >>> layer_view([[1.0, 3.0, 1.0], [0.0, 0.0, 3.0]], layer=2).tolist()
     [0.0, 0.0, 3.0]
     """
-    from on_lstm_keras.parsing.model_parser import check_layer
-
     b = _boundaries_arg(name, boundaries)
     layer = check_layer(layer, b.shape[0], mean=True)
     if layer == LAYER_MEAN:
@@ -143,6 +171,6 @@ def split_scores(forward=None, backward=None, layer=None):
     return np.mean([zscore(v) for v in views], axis=0)[:-1]
 
 
-def direction_arg(direction):
-    """`direction` checked: `"forward"`, `"backward"` or `"both"`."""
-    return check.choice("direction", direction, DIRECTIONS)
+def reading_arg(reading):
+    """`reading` checked: `"forward"`, `"backward"` or `"both"`."""
+    return check.choice("reading", reading, READINGS)

@@ -1,6 +1,6 @@
 """Gold trees from the Penn Treebank (WSJ) and the Sinica Treebank, via NLTK.
 
-The files are read with NLTK's own corpus readers (imported on first use)
+The files are read with NLTK's own corpus readers
 (`BracketParseCorpusReader` for the PTB, `SinicaTreebankCorpusReader` for
 Sinica), then reduced to unlabelled nested-list trees (see
 `on_lstm_keras.parsing.trees`) the way the ON-LSTM paper prepares them.
@@ -20,6 +20,10 @@ import os
 import re
 from typing import Any
 from typing import NamedTuple
+
+import nltk
+from nltk.corpus.reader import BracketParseCorpusReader
+from nltk.corpus.reader import SinicaTreebankCorpusReader
 
 from on_lstm_keras.utils.extras import require
 from on_lstm_keras.utils.validation import positive_int
@@ -85,8 +89,6 @@ def ptb_word_preprocess(word):
 @contextlib.contextmanager
 def _locate(resources, nltk_data, download):
     """Yields the first of `resources` found, with its data dir authorised."""
-    import nltk
-
     if nltk_data is None:
         paths = list(nltk.data.path)
         added = None
@@ -244,7 +246,6 @@ def load_ptb(nltk_data=None, max_length=None, fileids=None, half=None):
     >>> load_ptb(nltk_data=data)
     [GoldSentence(words=['pierre', 'N', 'left'], tree=[['pierre', 'N'], 'left'])]
     """
-    from nltk.corpus.reader import BracketParseCorpusReader
 
     max_length = _max_length_arg(max_length)
     half = half_arg(half)
@@ -333,7 +334,6 @@ def load_sinica(nltk_data=None, max_length=None, to_simplified=False,
     >>> load_sinica(nltk_data=data, to_simplified=True)
     [GoldSentence(words=['我', '打开', '铁', '门'], tree=['我', '打开', ['铁', '门']])]
     """
-    from nltk.corpus.reader import SinicaTreebankCorpusReader
 
     max_length = _max_length_arg(max_length)
     half = half_arg(half)

@@ -10,9 +10,8 @@ trees; `to_nltk` and `from_nltk` convert.
 
 import json
 import re
-import sys
-import warnings
 
+import nltk
 import numpy as np
 
 from on_lstm_keras.utils.validation import choice
@@ -24,60 +23,13 @@ TREE_RULES = ("official", "plain")
 
 
 def _is_nltk_tree(node):
-    """`isinstance(node, nltk.Tree)`, without importing nltk (an object can
-    only be an `nltk.Tree` once nltk is imported)."""
-    nltk = sys.modules.get("nltk")
-    tree_class = getattr(nltk, "Tree", None)
-    return tree_class is not None and isinstance(node, tree_class)
+    """`isinstance(node, nltk.Tree)`."""
+    return isinstance(node, nltk.Tree)
 
 
-def deprecated_attribute(module, name):
-    """`SPLITS` of older versions (the tree-building rules), with a
-    warning that points at the code reading it; else `AttributeError`.
-    Serves the `__getattr__` of this module and of `on_lstm_keras.parsing`.
-    """
-    if name == "SPLITS":
-        # 3: the reader of the attribute, past this function and the
-        # module's `__getattr__`.
-        warnings.warn("on_lstm_keras.parsing.SPLITS is deprecated; use "
-                      "TREE_RULES", DeprecationWarning, stacklevel=3)
-        return TREE_RULES
-    raise AttributeError(f"module {module!r} has no attribute {name!r}")
-
-
-def __getattr__(name):
-    return deprecated_attribute(__name__, name)
-
-
-def tree_rule_arg(tree_rule, split=None, stacklevel=3):
-    """Returns the checked tree rule, taking the deprecated `split` keyword.
-
-    Args:
-        tree_rule: `"official"` or `"plain"`.
-        split: The old name of `tree_rule`; if given, a `DeprecationWarning`
-            is issued and its value is used (it must then agree with a
-            `tree_rule` other than the default).
-        stacklevel: Of the warning: 3 points at the caller of the function
-            that calls this one.
-
-    Returns:
-        The tree rule.
-
-    Raises:
-        ValueError: for an unknown rule, or `split` and `tree_rule` both
-            given with different values.
-    """
-    if split is not None:
-        warnings.warn("Argument `split` is deprecated; use `tree_rule` (the "
-                      "same values, 'official' or 'plain')",
-                      DeprecationWarning, stacklevel=stacklevel)
-        if tree_rule not in ("official", split):
-            raise ValueError(
-                "Give the tree rule once, as `tree_rule` (`split` is its "
-                f"deprecated name), received: tree_rule={tree_rule!r}, "
-                f"split={split!r}")
-        choice("split", split, TREE_RULES)
-        tree_rule = split
+def tree_rule_arg(tree_rule):
+    """Returns `tree_rule` checked: `"official"` or `"plain"` (else a
+    `ValueError` naming it)."""
     return choice("tree_rule", tree_rule, TREE_RULES)
 
 
@@ -107,7 +59,7 @@ def _distances_arg(distances, n_words):
     return d
 
 
-def distances_to_tree(words, distances, tree_rule="official", *, split=None):
+def distances_to_tree(words, distances, tree_rule="official"):
     """Builds a binary tree by greedy top-down splits at the largest distance.
 
     At each step the word `w_i` with the largest distance in the current
@@ -132,7 +84,6 @@ def distances_to_tree(words, distances, tree_rule="official", *, split=None):
         distances: Sequence or 1-D array of `n` finite numbers, e.g. the
             ON-LSTM master-forget distances `d_f` of the words.
         tree_rule: `"official"` (default) or `"plain"`, see above.
-        split: Deprecated name of `tree_rule`.
 
     Returns:
         A nested-list binary tree of the words; a single word for `n == 1`.
@@ -149,7 +100,7 @@ def distances_to_tree(words, distances, tree_rule="official", *, split=None):
     ...                   tree_rule="plain")
     ['a', [['b', 'c'], 'd']]
     """
-    tree_rule = tree_rule_arg(tree_rule, split)
+    tree_rule = tree_rule_arg(tree_rule)
     words = words_list("words", words)
     d = _distances_arg(distances, len(words))
 
@@ -230,8 +181,6 @@ def to_nltk(tree, label="X", leaf_label=None):
     >>> print(to_nltk(["the", "cat"], label="S", leaf_label="W"))
     (S (W the) (W cat))
     """
-    import nltk
-
     tree_arg("tree", tree)
 
     def convert(node):

@@ -1,6 +1,6 @@
-"""Reading directions: the split-score combination against hand-computed
-values, the `direction` field of the config and the model, and the
-`--direction`, `--layer mean` and `--backward-model` flags on saved runs.
+"""Readings: the split-score combination against hand-computed values, the
+`direction` field of the config and the model, and the `--reading`,
+`--layer mean` and `--backward-model` flags on saved runs.
 
 The model-side checks (a backward model's distances are the mirrored
 distances of the reversal, against the NumPy re-derivation) are in
@@ -18,6 +18,7 @@ from on_lstm_keras.parsing import distances_to_tree
 from on_lstm_keras.parsing.scores import layer_view
 from on_lstm_keras.parsing.scores import split_scores
 from on_lstm_keras.parsing.scores import zscore
+from on_lstm_keras.runs import evaluate_treebank
 
 # The scores and the config field are NumPy and plain Python, run once (on
 # TensorFlow); the tests that build, save or run a model are marked
@@ -225,30 +226,30 @@ def parse_json(capsys, *args):
 
 
 @backend
-def test_parse_directions_on_the_command_line(runs, capsys):
+def test_parse_readings_on_the_command_line(runs, capsys):
     from on_lstm_keras.parsing.model_parser import parse_sentences
 
     forward_dir, alone, model, backward, vocab = runs
     sentence = " ".join(WORDS[:6])
     base = ["--model", forward_dir, "--presegmented", "--quiet", sentence]
     default, = parse_json(capsys, *base)
-    forward, = parse_json(capsys, "--direction", "forward", *base)
+    forward, = parse_json(capsys, "--reading", "forward", *base)
     assert default == forward
     # `both` finds the run in MODEL/backward.
-    both, = parse_json(capsys, "--direction", "both", "--layer", "mean", *base)
+    both, = parse_json(capsys, "--reading", "both", "--layer", "mean", *base)
     (tree, _), = parse_sentences(model, vocab, [WORDS[:6]], layer="mean",
-                                 direction="both", backward_model=backward)
+                                 reading="both", backward_model=backward)
     assert both == tree
     # Or takes it from --backward-model.
-    same, = parse_json(capsys, "--direction", "both", "--layer", "mean",
+    same, = parse_json(capsys, "--reading", "both", "--layer", "mean",
                        "--backward-model", forward_dir + "/backward",
                        "--model", alone, "--presegmented", "--quiet", sentence)
     assert same == tree
-    record, = parse_json(capsys, "--direction", "both", "--distances", *base)
+    record, = parse_json(capsys, "--reading", "both", "--distances", *base)
     assert len(record["distances"]) == len(record["backward_distances"]) == 2
     assert len(record["scores"]) == 6
     (tree, scores), = parse_sentences(model, vocab, [WORDS[:6]],
-                                      direction="both", backward_model=backward)
+                                      reading="both", backward_model=backward)
     assert record["tree"] == tree
     np.testing.assert_allclose(record["scores"], scores)
     # The backward run parses on its own, read right to left.
@@ -260,16 +261,16 @@ def test_parse_directions_on_the_command_line(runs, capsys):
 
 @backend
 @pytest.mark.parametrize("args, message", [
-    (["--direction", "both"],
-     "--direction both needs a backward model: give --backward-model DIR"),
+    (["--reading", "both"],
+     "--reading both needs a backward model: give --backward-model DIR"),
     (["--backward-model", "x"],
-     "--backward-model is read with --direction both or backward, received "
-     "--direction (none) --backward-model x"),
-    (["--direction", "forward", "--backward-model", "x"],
-     "received --direction forward --backward-model x"),
-    (["--direction", "backward"], "direction='backward'` needs a backward model"),
+     "--backward-model is read with --reading both or backward, received "
+     "--reading (none) --backward-model x"),
+    (["--reading", "forward", "--backward-model", "x"],
+     "received --reading forward --backward-model x"),
+    (["--reading", "backward"], "reading='backward'` needs a backward model"),
 ])
-def test_parse_direction_errors_name_the_flags(runs, capsys, args, message):
+def test_parse_reading_errors_name_the_flags(runs, capsys, args, message):
     _, alone, *_ = runs
     assert cli.main(["parse", "--model", alone, "--quiet", *args, "a"]) == 2
     err = capsys.readouterr().err
@@ -277,9 +278,7 @@ def test_parse_direction_errors_name_the_flags(runs, capsys, args, message):
 
 
 @backend
-def test_evaluate_directions_and_layer_mean(runs, capsys, fake_nltk_data):
-    from on_lstm_keras.parsing import runs as parsing_runs
-
+def test_evaluate_readings_and_layer_mean(runs, capsys, fake_nltk_data):
     forward_dir, alone, model, backward, vocab = runs
     base = ["evaluate", "--model", forward_dir, "--treebank", "sinica",
             "--nltk-data", str(fake_nltk_data), "--json", "--quiet"]
@@ -289,32 +288,32 @@ def test_evaluate_directions_and_layer_mean(runs, capsys, fake_nltk_data):
         return json.loads(capsys.readouterr().out)
 
     plain = evaluate()
-    assert "direction" not in plain and plain["layer"] == 1
-    both = evaluate("--direction", "both", "--layer", "mean")
-    assert both["direction"] == "both" and both["layer"] == "mean"
+    assert "reading" not in plain and plain["layer"] == 1
+    both = evaluate("--reading", "both", "--layer", "mean")
+    assert both["reading"] == "both" and both["layer"] == "mean"
     # What the API gives with the models passed in.
-    api = parsing_runs.evaluate_treebank(
+    api = evaluate_treebank(
         "sinica", model=alone, backward_model=forward_dir + "/backward",
-        direction="both", layer="mean", nltk_data=str(fake_nltk_data))
+        reading="both", layer="mean", nltk_data=str(fake_nltk_data))
     assert (api["sentence_f1"], api["corpus_f1"]) == (both["sentence_f1"],
                                                       both["corpus_f1"])
-    every = evaluate("--direction", "both", "--layer", "all")
+    every = evaluate("--reading", "both", "--layer", "all")
     assert [row["layer"] for row in every["per_layer"]] == [1, 2]
-    one = evaluate("--direction", "both", "--layer", "2")
+    one = evaluate("--reading", "both", "--layer", "2")
     assert every["per_layer"][1]["sentence_f1"] == one["sentence_f1"]
     assert every["per_layer"][1]["corpus_f1"] == one["corpus_f1"]
-    backward_only = evaluate("--direction", "backward")
-    assert backward_only["direction"] == "backward"
+    backward_only = evaluate("--reading", "backward")
+    assert backward_only["reading"] == "backward"
 
 
 @backend
-def test_evaluate_direction_errors_name_the_flags(runs, capsys, fake_nltk_data):
+def test_evaluate_reading_errors_name_the_flags(runs, capsys, fake_nltk_data):
     _, alone, *_ = runs
     assert cli.main(["evaluate", "--baseline", "left", "--treebank", "sinica",
-                     "--direction", "both"]) == 2
-    assert ("--direction and --backward-model read a model, not a baseline"
+                     "--reading", "both"]) == 2
+    assert ("--reading and --backward-model read a model, not a baseline"
             in capsys.readouterr().err)
     assert cli.main(["evaluate", "--model", alone, "--treebank", "sinica",
                      "--nltk-data", str(fake_nltk_data),
-                     "--direction", "both"]) == 2
-    assert "--direction both needs a backward model" in capsys.readouterr().err
+                     "--reading", "both"]) == 2
+    assert "--reading both needs a backward model" in capsys.readouterr().err

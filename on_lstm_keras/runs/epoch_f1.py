@@ -2,15 +2,15 @@
 ON-LSTM language model being trained after every epoch.
 
 `EpochF1` copies the model into a stateless twin after each epoch and
-scores it with `parsing.runs.evaluate_settings` on a treebank's halves:
+scores it with `runs.evaluate_readings` on a treebank's halves:
 the forward model's layers (each, and their mean) while it trains; the
-backward model's, and both directions combined (with the trained forward
+backward model's, and both readings combined (with the trained forward
 model), while the backward one trains. Each row of the log it writes
 (`f1_by_epoch.csv` in the run directory, fields `F1_CURVE_FIELDS`) holds
 the run, the epoch, the training seconds of that run and of all the
 runs so far (training and validation; the scoring itself is not
-counted), the validation perplexity, the setting, the half and its
-sentence and corpus F1; `f1_by_epoch.png` draws the dev half's sentence
+counted), the validation perplexity, the reading, layer and tree rule,
+the half and its sentence and corpus F1; `f1_by_epoch.png` draws the dev half's sentence
 F1 against training time (`plotting.plot_f1_curves`). A resumed training
 drops the rows of the epochs it redoes, and its clock continues from the
 last row kept.
@@ -33,10 +33,25 @@ import time
 
 import keras
 
+from on_lstm_keras.data.vocabulary import Vocabulary
+from on_lstm_keras.models.saving import MODEL_FILE
+from on_lstm_keras.models.saving import VOCAB_FILE
+from on_lstm_keras.models.saving import LoadedRun
+from on_lstm_keras.models.saving import load_run
+from on_lstm_keras.models.saving import read_run_info
+from on_lstm_keras.parsing.model_parser import model_direction
+from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
+from on_lstm_keras.parsing.trees import tree_rule_arg
+from on_lstm_keras.plotting import plot_f1_curves
+from on_lstm_keras.runs.evaluation import TREEBANKS
+from on_lstm_keras.runs.evaluation import evaluate_readings
+from on_lstm_keras.runs.layout import BACKWARD_DIR
 from on_lstm_keras.utils import validation as check
+from on_lstm_keras.utils.atomic import write_text
+from on_lstm_keras.utils.extras import MissingExtraError
 
 F1_CURVE_FIELDS = ("run", "epoch", "seconds", "total_seconds",
-                   "val_perplexity", "half", "direction", "layer",
+                   "val_perplexity", "half", "reading", "layer",
                    "tree_rule", "sentences", "sentence_f1", "corpus_f1")
 F1_CURVE_CSV = "f1_by_epoch.csv"
 F1_CURVE_PICTURE = "f1_by_epoch.png"
@@ -69,11 +84,9 @@ def read_f1_curve(path):
 
 
 def draw_f1_curve(rows, baselines, path, tree_rule="official", label=None):
-    """Draws the dev half's sentence F1 of each setting of `tree_rule`
+    """Draws the dev half's sentence F1 of each reading and layer with `tree_rule`
     against training time, with the dev half's `baselines`, into `path`;
     returns whether there was anything to draw."""
-    from on_lstm_keras.plotting import plot_f1_curves
-
     dev = [r for r in rows if r["half"] == "dev" and r["tree_rule"] == tree_rule]
     if not dev:
         return False
@@ -91,13 +104,13 @@ class EpochF1(keras.callbacks.Callback):
     One callback serves every run of a directory: the forward model trained
     into `output` and the backward one trained into `output/backward`
     (the backward model is scored alone and combined with the forward
-    model, so that must be trained first). An LSTM baseline is skipped (it
-    has no trees), and so is everything when the treebank is missing
+    model, so that must be trained first). The LSTM trained beside it is
+    skipped (it has no trees), and so is everything when the treebank is missing
     (a message says so; training goes on).
 
     Args:
         output: The forward run's directory (the one holding `run.json`).
-        treebank: `"ptb"` or `"sinica"` (see `evaluate_settings`).
+        treebank: `"ptb"` or `"sinica"` (see `evaluate_readings`).
         max_length: Score only sentences of at most this many words
             (e.g. 10: WSJ10-style); default all.
         halves: The halves of the treebank to score (default both; the
@@ -106,7 +119,7 @@ class EpochF1(keras.callbacks.Callback):
         tree_rule: The tree rule the picture draws (both are logged).
         label: What the picture's title calls the sentences scored, e.g.
             `"WSJ10-style"`.
-        verbose: Print one line per epoch (the best setting on the dev half
+        verbose: Print one line per epoch (the best reading on the dev half
             and the best baseline).
 
     Example:
@@ -120,10 +133,8 @@ class EpochF1(keras.callbacks.Callback):
                  halves=("dev", "test"), nltk_data=None,
                  tree_rule="official", label=None, verbose=True):
         super().__init__()
-        from on_lstm_keras.parsing.trees import tree_rule_arg
-
         self.output = os.fspath(output)
-        self.treebank = check.choice("treebank", treebank, ("ptb", "sinica"))
+        self.treebank = check.choice("treebank", treebank, TREEBANKS)
         if max_length is not None:
             max_length = check.positive_int("max_length", max_length)
         self.max_length = max_length
@@ -141,20 +152,12 @@ class EpochF1(keras.callbacks.Callback):
         self.picture_path = os.path.join(self.output, F1_CURVE_PICTURE)
 
     def on_train_begin(self, logs=None):
-        from on_lstm_keras.data import Vocabulary
-        from on_lstm_keras.models.saving import MODEL_FILE
-        from on_lstm_keras.models.saving import VOCAB_FILE
-        from on_lstm_keras.models.saving import load_run
-        from on_lstm_keras.models.saving import read_run_info
-        from on_lstm_keras.parsing.model_parser import model_direction
-        from on_lstm_keras.parsing.runs import BACKWARD_SUBDIR
-
         self.active = getattr(self.model, "recurrent", None) == "onlstm"
         if not self.active:
-            return  # an LSTM baseline has no trees
+            return  # the LSTM has no trees
         backward = model_direction(self.model) == "backward"
         main = read_run_info(self.output)["model"].get("direction", "forward")
-        self.directory = (os.path.join(self.output, BACKWARD_SUBDIR)
+        self.directory = (os.path.join(self.output, BACKWARD_DIR)
                           if backward and main == "forward" else self.output)
         self.name = "onlstm backward" if backward else "onlstm"
         self.vocab = Vocabulary.load(os.path.join(self.directory, VOCAB_FILE))
@@ -194,22 +197,16 @@ class EpochF1(keras.callbacks.Callback):
         self.clock = time.time()
 
     def _table(self, current):
-        from on_lstm_keras.parsing.runs import evaluate_settings
-
         common = dict(halves=self.halves, max_length=self.max_length,
                       nltk_data=self.nltk_data)
         if self.forward is None:
-            return evaluate_settings(current, self.treebank,
-                                     directions=("forward",), **common)
-        return evaluate_settings(self.forward, self.treebank,
+            return evaluate_readings(current, self.treebank,
+                                     readings=("forward",), **common)
+        return evaluate_readings(self.forward, self.treebank,
                                  backward_model=current,
-                                 directions=("backward", "both"), **common)
+                                 readings=("backward", "both"), **common)
 
     def on_epoch_end(self, epoch, logs=None):
-        from on_lstm_keras.utils.atomic import write_text
-        from on_lstm_keras.models.saving import LoadedRun
-        from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
-
         if not self.active:
             return
         self.seconds += time.time() - self.clock
@@ -246,12 +243,10 @@ class EpochF1(keras.callbacks.Callback):
         self._say(
             f"{self.name} epoch {epoch + 1}: {self.label + ' ' if self.label else ''}"
             f"{first} sentence F1, best {best['sentence_f1']:.1f} "
-            f"({best['direction']}, layer {best['layer']}, "
+            f"({best['reading']}, layer {best['layer']}, "
             f"{best['tree_rule']}), best baseline {top['baseline']} "
             f"{top['sentence_f1']:.1f}")
         if "dev" in self.halves and self.draw:
-            from on_lstm_keras.utils.extras import MissingExtraError
-
             try:
                 draw_f1_curve(self.kept, [b for b in table["baselines"]
                                           if b["half"] == "dev"],

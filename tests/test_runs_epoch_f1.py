@@ -1,4 +1,4 @@
-"""`parsing.epoch_f1`: the per-epoch F1 log (`EpochF1`), read back and
+"""`runs.epoch_f1`: the per-epoch F1 log (`EpochF1`), read back and
 drawn, on a tiny PTB-like corpus scored on the fake PTB sample of
 `test_ptb_directions` (its dev half is right-branching, its test half
 left-branching)."""
@@ -11,10 +11,10 @@ from on_lstm_keras import workflow
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.data.corpus import Corpus
-from on_lstm_keras.parsing.epoch_f1 import F1_CURVE_FIELDS
-from on_lstm_keras.parsing.epoch_f1 import EpochF1
-from on_lstm_keras.parsing.epoch_f1 import read_f1_curve
-from on_lstm_keras.parsing.runs import evaluate_settings
+from on_lstm_keras.runs import EpochF1
+from on_lstm_keras.runs import evaluate_readings
+from on_lstm_keras.runs import read_f1_curve
+from on_lstm_keras.runs.epoch_f1 import F1_CURVE_FIELDS
 from tests.test_ptb_directions import ptb_data  # noqa: F401 (a fixture)
 
 SENTENCES = [s.split() for s in (
@@ -79,11 +79,11 @@ def test_the_log_scores_the_trained_weights_and_resumes(ptb_data, tmp_path,
     rows = read_f1_curve(callback.csv_path)
     # 2 layers + their mean, 2 tree rules, 2 halves.
     assert len(rows) == 12
-    assert {(r["run"], r["epoch"], r["direction"]) for r in rows} == {
+    assert {(r["run"], r["epoch"], r["reading"]) for r in rows} == {
         ("onlstm", 1, "forward")}
     assert {r["half"]: r["sentences"] for r in rows} == {"dev": 4, "test": 2}
     # One epoch: the saved model is the weights the callback scored.
-    table = evaluate_settings(output, "ptb", directions=("forward",),
+    table = evaluate_readings(output, "ptb", readings=("forward",),
                               max_length=10, nltk_data=str(ptb_data))
     assert [(r["half"], r["layer"], r["tree_rule"], r["sentence_f1"],
              r["corpus_f1"]) for r in rows] == [
