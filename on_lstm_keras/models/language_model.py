@@ -108,7 +108,7 @@ class ONLSTMLanguageModel(keras.Model):
             (`dropout`, 0.45).
         embedding_dropout: Word-row dropout of the embedding (`dropoute`,
             0.1).
-        weight_drop: DropConnect rate of the recurrent kernels (`wdrop`,
+        recurrent_dropconnect: DropConnect rate of the recurrent kernels (`wdrop`,
             0.45).
         tie_weights: Share the embedding with the output layer (default).
         direction: `"forward"` (default), or `"backward"` for a model
@@ -160,7 +160,7 @@ class ONLSTMLanguageModel(keras.Model):
         layer_dropout=_DEFAULT.layer_dropout,
         output_dropout=_DEFAULT.output_dropout,
         embedding_dropout=_DEFAULT.embedding_dropout,
-        weight_drop=_DEFAULT.weight_drop,
+        recurrent_dropconnect=_DEFAULT.recurrent_dropconnect,
         tie_weights=_DEFAULT.tie_weights,
         direction=_DEFAULT.direction,
         initializer=_DEFAULT.initializer,
@@ -185,7 +185,8 @@ class ONLSTMLanguageModel(keras.Model):
             recurrent=recurrent, master_input=master_input,
             input_dropout=input_dropout, layer_dropout=layer_dropout,
             output_dropout=output_dropout,
-            embedding_dropout=embedding_dropout, weight_drop=weight_drop,
+            embedding_dropout=embedding_dropout,
+            recurrent_dropconnect=recurrent_dropconnect,
             tie_weights=bool(tie_weights), direction=direction,
             initializer=initializer,
         )
@@ -233,7 +234,7 @@ class ONLSTMLanguageModel(keras.Model):
                     size,
                     chunk,
                     master_input=mode,
-                    recurrent_dropconnect=self.weight_drop,
+                    recurrent_dropconnect=self.recurrent_dropconnect,
                     return_sequences=True,
                     return_distances=True,
                     return_state=True,
@@ -382,7 +383,7 @@ class ONLSTMLanguageModel(keras.Model):
             "layer_dropout": self.layer_dropout,
             "output_dropout": self.output_dropout,
             "embedding_dropout": self.embedding_dropout,
-            "weight_drop": self.weight_drop,
+            "recurrent_dropconnect": self.recurrent_dropconnect,
             "tie_weights": self.tie_weights,
             "direction": self.direction,
             "initializer": self.initializer,
