@@ -29,6 +29,19 @@ import dataclasses
 
 from on_lstm_keras.utils import validation as check
 
+__all__ = [
+    "DEFAULT_LEARNING_RATES",
+    "DEFAULT_PRESET",
+    "INITIALIZERS",
+    "MIN_VOCAB",
+    "MODEL_DIRECTIONS",
+    "OPTIMIZERS",
+    "PRESETS",
+    "RECURRENT_KINDS",
+    "ModelConfig",
+    "TrainingConfig",
+]
+
 RECURRENT_KINDS = ("onlstm", "lstm")
 # The order a language model reads a sentence in: "backward" is a model
 # trained on reversed sentences (its distances are read back in input order

@@ -43,7 +43,7 @@ def run(context):
         model = ONLSTMLanguageModel(
             40, embedding_size=8, hidden_size=16, num_layers=2, chunk_size=4,
             stateful=True, seed=1, input_dropout=0, layer_dropout=0,
-            output_dropout=0, embedding_dropout=0, weight_drop=0,
+            output_dropout=0, embedding_dropout=0, recurrent_dropconnect=0,
         )
         model.build_for(4)
         compile_language_model(model, make_optimizer("sgd", 1.0))

@@ -1,5 +1,5 @@
-"""`ModelConfig` / `TrainingConfig`: checks, dict round trip, presets, the
-old `run.json` layout, and the defaults every entry point takes from them."""
+"""`ModelConfig` / `TrainingConfig`: checks, dict round trip, presets, and
+the defaults every entry point takes from them."""
 
 import dataclasses
 import inspect
@@ -8,28 +8,9 @@ import warnings
 
 import pytest
 
-from on_lstm_keras import config
 from on_lstm_keras.config import PRESETS
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
-
-# The settings written, before the configs, in the `run.json` of a run of
-# the `small` preset (the old layout: the layer kind in a top-level "cell").
-OLD_RUN_JSON = {
-    "cell": "lstm",
-    "model": {
-        "embedding_size": 128, "hidden_size": 256, "num_layers": 3,
-        "chunk_size": 8, "input_dropout": 0.2, "layer_dropout": 0.2,
-        "output_dropout": 0.3, "embedding_dropout": 0.05, "weight_drop": 0.2,
-        "master_input": "cumax", "tie_weights": False,
-    },
-    "training": {
-        "batch_size": 32, "bptt": 35, "epochs": 3, "optimizer": "adam",
-        "learning_rate": None, "clipnorm": 0.25, "weight_decay": 1.2e-6,
-        "eval_batch_size": 10, "variable_length": False, "min_count": 3,
-        "max_vocab": 10000, "seed": 0,
-    },
-}
 
 
 def test_the_defaults_are_the_papers():
@@ -38,7 +19,7 @@ def test_the_defaults_are_the_papers():
     assert (model.embedding_size, model.hidden_size, model.num_layers,
             model.chunk_size) == (400, 1150, 3, 10)
     assert (model.input_dropout, model.layer_dropout, model.output_dropout,
-            model.embedding_dropout, model.weight_drop) == (0.5, 0.3, 0.45, 0.1, 0.45)
+            model.embedding_dropout, model.recurrent_dropconnect) == (0.5, 0.3, 0.45, 0.1, 0.45)
     assert model.tie_weights is True and model.recurrent == "onlstm"
     assert (training.batch_size, training.bptt, training.optimizer,
             training.clipnorm, training.weight_decay) == (20, 70, "sgd", 0.25, 1.2e-6)
@@ -120,7 +101,7 @@ def test_none_values_and_normalised_numbers():
 OLD_PRESETS = {
     "small": dict(embedding_size=128, hidden_size=256, num_layers=3,
                   chunk_size=8, input_dropout=0.2, layer_dropout=0.2,
-                  output_dropout=0.3, embedding_dropout=0.05, weight_drop=0.2,
+                  output_dropout=0.3, embedding_dropout=0.05, recurrent_dropconnect=0.2,
                   # epochs 3 until the recipe trained both directions,
                   # then 2, then 5 on a faster machine
                   tie_weights=False, batch_size=32, bptt=35, epochs=5,
@@ -128,12 +109,12 @@ OLD_PRESETS = {
     "ptb-cpu": dict(embedding_size=200, hidden_size=400, num_layers=3,
                     chunk_size=10, input_dropout=0.3, layer_dropout=0.2,
                     output_dropout=0.3, embedding_dropout=0.05,
-                    weight_drop=0.2, tie_weights=False, batch_size=20,
+                    recurrent_dropconnect=0.2, tie_weights=False, batch_size=20,
                     bptt=35, epochs=5, optimizer="adam", min_count=1,
                     max_vocab=None),
     "paper": dict(embedding_size=400, hidden_size=1150, num_layers=3,
                   chunk_size=10, input_dropout=0.5, layer_dropout=0.3,
-                  output_dropout=0.45, embedding_dropout=0.1, weight_drop=0.45,
+                  output_dropout=0.45, embedding_dropout=0.1, recurrent_dropconnect=0.45,
                   tie_weights=True, batch_size=20, bptt=70, epochs=1000,
                   optimizer="sgd", learning_rate=30.0, min_count=1,
                   max_vocab=None),
@@ -141,7 +122,7 @@ OLD_PRESETS = {
 OLD_DEFAULTS = dict(
     embedding_size=400, hidden_size=1150, num_layers=3, chunk_size=10,
     input_dropout=0.5, layer_dropout=0.3, output_dropout=0.45,
-    embedding_dropout=0.1, weight_drop=0.45, master_input="cumax",
+    embedding_dropout=0.1, recurrent_dropconnect=0.45, master_input="cumax",
     tie_weights=True, recurrent="onlstm", direction="forward",
     batch_size=20, bptt=70, epochs=1, optimizer="sgd", learning_rate=None,
     clipnorm=0.25, weight_decay=1.2e-6, eval_batch_size=10,
@@ -158,34 +139,8 @@ CHANGED_SINCE = {"small": dict(xla=True),
 @pytest.mark.parametrize("name", sorted(OLD_PRESETS))
 def test_presets_hold_the_values_the_command_line_had(name):
     model, training = PRESETS[name]
-    assert config.flat_settings(model, training) == {
+    assert {**model.to_dict(), **training.to_dict()} == {
         **OLD_DEFAULTS, **OLD_PRESETS[name], **CHANGED_SINCE.get(name, {})}
-
-
-def test_flat_settings_split_into_the_two_configs():
-    model, training = config.split_settings(
-        {"hidden_size": 16, "chunk_size": 4, "embedding_size": 8, "epochs": 7,
-         "cell": "lstm"})
-    assert (model.hidden_size, model.recurrent, training.epochs) == (16, "lstm", 7)
-    assert training == dataclasses.replace(TrainingConfig(), epochs=7)
-    with pytest.raises(TypeError, match=r"Unknown settings: \['hiden_size'\]"):
-        config.split_settings({"hiden_size": 3})
-
-
-def test_an_old_run_json_is_read_with_its_layer_kind():
-    model, training = config.configs_of_run(OLD_RUN_JSON)
-    assert model == dataclasses.replace(PRESETS["small"][0], recurrent="lstm")
-    # Fields added since load with the values that reproduce the old run.
-    assert (model.initializer, training.warmup_steps, training.xla) == (
-        "keras", 0, False)
-    # The old run was of the small preset when it trained 3 epochs, and
-    # before the preset compiled with XLA.
-    assert training == dataclasses.replace(PRESETS["small"][1], epochs=3,
-                                           xla=False)
-    new = {"model": model.to_dict(), "training": training.to_dict()}
-    assert config.configs_of_run(json.loads(json.dumps(new))) == (model, training)
-    with pytest.raises(ValueError, match="has no field 'hidden'"):
-        config.configs_of_run({"model": {"hidden": 3}, "training": {}})
 
 
 def defaults_of(function, skip=()):

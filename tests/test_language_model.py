@@ -212,7 +212,7 @@ def test_training_reads_the_same_batches_as_arrays_as_through_the_sequence(
     def run(directory):
         keras.utils.set_random_seed(0)
         model = small_model(vocab_size=8, num_layers=2, stateful=True,
-                            weight_drop=0.2, input_dropout=0.1)
+                            recurrent_dropconnect=0.2, input_dropout=0.1)
         compile_language_model(model, make_optimizer("adam", 0.05))
         history = train_language_model(
             model, ids, valid, str(directory), batch_size=4, bptt=7,
@@ -260,7 +260,7 @@ def test_variable_bptt_is_reproducible_and_covers_the_stream():
 
 def test_stateful_model_carries_state_like_one_long_call():
     model = small_model(stateful=True, input_dropout=0, layer_dropout=0,
-                        output_dropout=0, embedding_dropout=0, weight_drop=0)
+                        output_dropout=0, embedding_dropout=0, recurrent_dropconnect=0)
     model.build_for(2)
     tokens = np.random.default_rng(0).integers(1, 30, (2, 10)).astype("int32")
     first = np_(model(tokens[:, :4]))
@@ -326,7 +326,7 @@ def test_training_learns_and_resumes_exactly(tmp_path, xla):
     def run(directory, epochs, resume=False):
         keras.utils.set_random_seed(0)
         model = small_model(vocab_size=8, num_layers=2, stateful=True,
-                            weight_drop=0.2, input_dropout=0.1)
+                            recurrent_dropconnect=0.2, input_dropout=0.1)
         compile_language_model(model, make_optimizer("adam", 0.05), xla=xla)
         train_language_model(
             model, ids, valid, str(directory), batch_size=4, bptt=10,
@@ -373,7 +373,7 @@ def test_resume_keeps_the_best_model_of_the_whole_run(tmp_path):
     def run(epochs, resume=False):
         keras.utils.set_random_seed(0)
         model = small_model(vocab_size=8, num_layers=2, stateful=True,
-                            weight_drop=0.0, input_dropout=0.0)
+                            recurrent_dropconnect=0.0, input_dropout=0.0)
         compile_language_model(model, make_optimizer("adam", 0.05))
         train_language_model(
             model, ids, valid, str(tmp_path), batch_size=4, bptt=10,
@@ -440,8 +440,8 @@ def test_bad_arguments():
         small_model(cell="gru")
     with pytest.raises(ValueError, match="recurrent='gru'"):
         small_model(recurrent="gru")
-    with pytest.raises(ValueError, match="weight_drop=1.0"):
-        small_model(weight_drop=1.0)
+    with pytest.raises(ValueError, match="recurrent_dropconnect=1.0"):
+        small_model(recurrent_dropconnect=1.0)
     model = small_model()
     with pytest.raises(ValueError, match="stateful=False"):
         train_language_model(model, [1] * 50, [1] * 50, "/tmp/x", batch_size=2)

@@ -14,7 +14,7 @@ import pytest
 import keras
 
 import onlstm_reference as ref
-from on_lstm_keras import workflow
+from on_lstm_keras.parsing.runs import evaluate_treebank
 from on_lstm_keras.data import Vocabulary
 from on_lstm_keras.models import ONLSTMLanguageModel
 from on_lstm_keras.parsing import model_parser
@@ -185,7 +185,7 @@ def fake_distances(monkeypatch):
 
 def test_evaluate_treebank_scores_the_chosen_layer(fake_distances, fake_nltk_data):
     def run(layer):
-        return workflow.evaluate_treebank(
+        return evaluate_treebank(
             "sinica", model=fake_distances, layer=layer,
             nltk_data=str(fake_nltk_data))
 
