@@ -599,15 +599,20 @@ def test_an_empty_output_is_named_not_taken_for_the_working_directory():
 
 
 def test_flags_override_the_presets_configs():
-    parse = cli.build_parser().parse_args
-    assert cli.configs_from_args(parse(["train", "--preset", "paper"])) == \
-        config.PRESETS["paper"]
-    model, training = cli.configs_from_args(parse(
+    def configs(argv):
+        args = cli.build_parser().parse_args(argv)
+        return runs.configs_from_args(args, config.PRESETS[args.preset])
+
+    assert configs(["train", "--preset", "paper"]) == config.PRESETS["paper"]
+    model, training = configs(
         ["train", "--layers", "2", "--lr", "0.1", "--clip", "0.5",
          "--variable-bptt", "--tie-weights", "--weight-decay", "0",
-         "--eval-batch-size", "3"]))
+         "--eval-batch-size", "3", "--chunk-size", "4",
+         "--recurrent-dropconnect", "0.1"])
     small_model, small_training = config.PRESETS["small"]
-    assert model == dataclasses.replace(small_model, num_layers=2, tie_weights=True)
+    assert model == dataclasses.replace(
+        small_model, num_layers=2, tie_weights=True, chunk_size=4,
+        recurrent_dropconnect=0.1)
     assert training == dataclasses.replace(
         small_training, learning_rate=0.1, clipnorm=0.5, variable_length=True,
         weight_decay=0.0, eval_batch_size=3)
