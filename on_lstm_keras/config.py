@@ -2,10 +2,10 @@
 and `TrainingConfig` (how it is trained), with the paper's defaults.
 
 Each default is written once, here: `ONLSTMLanguageModel`,
-`train_language_model`, `make_optimizer`, `workflow.train` and the flags of
+`train_language_model`, `make_optimizer`, `runs.train` and the flags of
 `on-lstm train` take theirs from these fields. `PRESETS` names complete
 pairs of configs; a run's `run.json` stores both (`to_dict`), and
-`configs_of_run` reads them back, from files written by older versions too.
+`runs.recorded_configs` reads them back (`from_dict`).
 
 Both classes are frozen dataclasses: make a changed copy with
 `dataclasses.replace(config, hidden_size=512)` (checked again). Every field
@@ -29,6 +29,19 @@ import dataclasses
 
 from on_lstm_keras.utils import validation as check
 
+__all__ = [
+    "DEFAULT_LEARNING_RATES",
+    "DEFAULT_PRESET",
+    "INITIALIZERS",
+    "MIN_VOCAB",
+    "MODEL_DIRECTIONS",
+    "OPTIMIZERS",
+    "PRESETS",
+    "RECURRENT_KINDS",
+    "ModelConfig",
+    "TrainingConfig",
+]
+
 RECURRENT_KINDS = ("onlstm", "lstm")
 # The order a language model reads a sentence in: "backward" is a model
 # trained on reversed sentences (its distances are read back in input order
@@ -49,52 +62,43 @@ DEFAULT_LEARNING_RATES = {"sgd": 30.0, "adam": 2e-3}
 MIN_VOCAB = 4
 
 
-def _field(default, help, kind, flag=None, none=None, cli=True, **more):
-    """A dataclass field with what the command line needs to know of it.
+def _kind(kind, choices=None, minimum=1, why="", nullable=False):
+    """How a field's value is checked.
 
     Args:
-        default: The default value.
-        help: One line for `--help`.
-        kind: How a value is checked (and parsed from a flag):
-            `"positive_int"`, `"non_negative_int"`, `"rate"` (in [0, 1)),
-            `"positive_float"`, `"bool"`, `"choice"` (with `choices=`), or
-            `"str"`.
-        flag: The command-line spelling; default `--name-with-dashes`.
-        none: What `None` means, for a field that may be `None`.
-        cli: Whether `on-lstm train` has a flag for it.
-        **more: `choices`, `minimum` (an int kind's smallest value).
+        kind: `"positive_int"`, `"non_negative_int"`, `"rate"` (in [0, 1)),
+            `"positive_float"`, `"non_negative_float"`, `"bool"`, `"choice"`
+            (with `choices`), or `"str"`.
+        choices: The values of a `"choice"`.
+        minimum: The smallest value of a `"positive_int"`.
+        why: Why the minimum, for the message.
+        nullable: Whether `None` is a value.
     """
-    metadata = dict(help=help, kind=kind, flag=flag, none=none, cli=cli, **more)
-    return dataclasses.field(default=default, metadata=metadata)
+    return dict(kind=kind, choices=choices, minimum=minimum, why=why,
+                nullable=nullable)
 
 
-def _check_field(field, value):
-    """`value` checked (and normalised: ints to floats) for `field`."""
-    meta = field.metadata
-    name, kind = field.name, meta["kind"]
-    if value is None and meta.get("none") is not None:
+def _check_field(name, value, kind):
+    """`value` checked (and normalised: ints to floats) for field `name`
+    of `kind` (from `_kind`)."""
+    if value is None and kind["nullable"]:
         return None
-    if kind == "positive_int":
+    if kind["kind"] == "positive_int":
         value = check.positive_int(name, value)
-        minimum = meta.get("minimum", 1)
-        if value < minimum:
+        if value < kind["minimum"]:
             raise ValueError(
-                f"Argument `{name}` must be at least {minimum}"
-                f"{meta.get('why', '')}, received: {name}={value!r}"
+                f"Argument `{name}` must be at least {kind['minimum']}"
+                f"{kind['why']}, received: {name}={value!r}"
             )
         return value
-    if kind == "non_negative_int":
-        return check.non_negative_int(name, value)
-    if kind == "rate":
-        return check.rate(name, value)
-    if kind == "positive_float":
-        return check.positive_float(name, value)
-    if kind == "non_negative_float":
-        return check.non_negative_float(name, value)
-    if kind == "bool":
-        return check.boolean(name, value)
-    if kind == "choice":
-        return check.choice(name, value, meta["choices"])
+    checks = {"non_negative_int": check.non_negative_int, "rate": check.rate,
+              "positive_float": check.positive_float,
+              "non_negative_float": check.non_negative_float,
+              "bool": check.boolean}
+    if kind["kind"] in checks:
+        return checks[kind["kind"]](name, value)
+    if kind["kind"] == "choice":
+        return check.choice(name, value, kind["choices"])
     if not isinstance(value, str):
         raise ValueError(
             f"Argument `{name}` must be a string, received: {name}={value!r}"
@@ -105,12 +109,13 @@ def _check_field(field, value):
 class _Config:
     """What both configs share: checks, and dict conversion."""
 
-    # Old spellings of fields, accepted by `from_dict`.
-    _OLD_NAMES = {}
+    # How each field is checked: `{name: _kind(...)}`.
+    _KINDS = {}
 
     def __post_init__(self):
         for field in dataclasses.fields(self):
-            value = _check_field(field, getattr(self, field.name))
+            value = _check_field(field.name, getattr(self, field.name),
+                                 self._KINDS[field.name])
             object.__setattr__(self, field.name, value)
 
     @classmethod
@@ -131,7 +136,7 @@ class _Config:
             ValueError: A key is not a field (the message names it), or a
                 value is bad.
         """
-        data = {cls._OLD_NAMES.get(k, k): v for k, v in dict(data).items()}
+        data = dict(data)
         unknown = sorted(set(data) - set(cls.field_names()))
         if unknown:
             raise ValueError(
@@ -153,7 +158,7 @@ class ModelConfig(_Config):
         num_layers: Number of recurrent layers.
         chunk_size: Master-gate chunk size; must divide every layer's size
             (the last layer has `embedding_size` units when `tie_weights`).
-        recurrent: `"onlstm"`, or `"lstm"` for the same-size LSTM baseline.
+        recurrent: `"onlstm"`, or `"lstm"` for the same-size LSTM.
         master_input: The ON-LSTM master input gate, `"cumax"` (paper) or
             `"reverse_cumsum"`.
         input_dropout: Locked dropout on the embeddings (AWD `dropouti`).
@@ -161,7 +166,8 @@ class ModelConfig(_Config):
         output_dropout: Locked dropout on the last layer's output
             (`dropout`).
         embedding_dropout: Word-row dropout of the embedding (`dropoute`).
-        recurrent_dropconnect: DropConnect rate of the recurrent kernels (`wdrop`).
+        recurrent_dropconnect: DropConnect rate of the recurrent kernels
+            (AWD-LSTM's `wdrop`).
         tie_weights: Share the embedding with the output layer.
         direction: The order the model reads a sentence in: `"forward"`
             (left to right), or `"backward"` for a model trained on
@@ -175,41 +181,37 @@ class ModelConfig(_Config):
             were made with.
     """
 
-    embedding_size: int = _field(400, "embedding size", "positive_int")
-    hidden_size: int = _field(
-        1150, "units of every layer but the last", "positive_int")
-    num_layers: int = _field(
-        3, "number of recurrent layers", "positive_int", flag="--layers")
-    chunk_size: int = _field(
-        10, "master-gate chunk size; must divide every layer size",
-        "positive_int")
-    recurrent: str = _field(
-        "onlstm", "recurrent layers: onlstm, or lstm (the baseline)",
-        "choice", choices=RECURRENT_KINDS, cli=False)
-    master_input: str = _field(
-        "cumax", "master input gate (cumax or reverse_cumsum)", "str",
-        cli=False)
-    input_dropout: float = _field(
-        0.5, "locked dropout on the embeddings", "rate")
-    layer_dropout: float = _field(
-        0.3, "locked dropout between layers", "rate")
-    output_dropout: float = _field(
-        0.45, "locked dropout on the last layer's output", "rate")
-    embedding_dropout: float = _field(
-        0.1, "dropout of whole embedding rows (words)", "rate")
-    recurrent_dropconnect: float = _field(
-        0.45, "DropConnect on the recurrent kernels", "rate")
-    tie_weights: bool = _field(
-        True, "share the embedding with the softmax", "bool")
-    direction: str = _field(
-        "forward", "reading direction: forward, or backward (a model of "
-        "reversed sentences)", "choice", choices=MODEL_DIRECTIONS, cli=False)
-    initializer: str = _field(
-        "keras", "initial weights of the recurrent layers: keras (Glorot, "
-        "orthogonal, forget bias 1) or uniform (PyTorch's nn.LSTM: "
-        "U(+-1/sqrt(units)))", "choice", choices=INITIALIZERS)
+    embedding_size: int = 400
+    hidden_size: int = 1150
+    num_layers: int = 3
+    chunk_size: int = 10
+    recurrent: str = "onlstm"
+    master_input: str = "cumax"
+    input_dropout: float = 0.5
+    layer_dropout: float = 0.3
+    output_dropout: float = 0.45
+    embedding_dropout: float = 0.1
+    recurrent_dropconnect: float = 0.45
+    tie_weights: bool = True
+    direction: str = "forward"
+    initializer: str = "keras"
 
-    _OLD_NAMES = {"cell": "recurrent"}
+    _KINDS = {
+        "embedding_size": _kind("positive_int"),
+        "hidden_size": _kind("positive_int"),
+        "num_layers": _kind("positive_int"),
+        "chunk_size": _kind("positive_int"),
+        "recurrent": _kind("choice", choices=RECURRENT_KINDS),
+        "master_input": _kind("str"),
+        "input_dropout": _kind("rate"),
+        "layer_dropout": _kind("rate"),
+        "output_dropout": _kind("rate"),
+        "embedding_dropout": _kind("rate"),
+        "recurrent_dropconnect": _kind("rate"),
+        "tie_weights": _kind("bool"),
+        "direction": _kind("choice", choices=MODEL_DIRECTIONS),
+        "initializer": _kind("choice", choices=INITIALIZERS),
+    }
 
     def __post_init__(self):
         super().__post_init__()
@@ -255,51 +257,45 @@ class TrainingConfig(_Config):
             Configs written before this field load as 0.
         xla: Compile the training and evaluation steps with XLA (Keras'
             `jit_compile=True`). On TensorFlow without a GPU, Keras does not
-            use XLA by default. With it a training step of the `small`
-            preset took 432 ms instead of 571 ms in a loop of
-            `train_on_batch` on a 2-core CPU, but inside `fit` only about
-            0.49 s instead of 0.53 s (the kernel's page faults, not the
-            arithmetic, were the rest: see `train_runs(side_by_side=)`).
-            JAX always compiles with XLA, so this changes nothing there.
+            use XLA by default; JAX always compiles with XLA, so this
+            changes nothing there.
             The dropout masks XLA draws are not those TensorFlow draws
             without it, so a run resumed with the other setting is refused.
             Configs written before this field load as `False`.
     """
 
-    batch_size: int = _field(20, "rows of the training stream read in parallel",
-                             "positive_int")
-    bptt: int = _field(70, "truncated-BPTT window length", "positive_int")
-    epochs: int = _field(1, "total number of epochs", "positive_int")
-    optimizer: str = _field("sgd", "optimizer", "choice", choices=OPTIMIZERS)
-    learning_rate: float = _field(
-        None, "learning rate", "positive_float", flag="--lr",
-        none="the optimizer's: " + ", ".join(
-            f"{k} {v:g}" for k, v in DEFAULT_LEARNING_RATES.items()))
-    clipnorm: float = _field(
-        0.25, "gradient-norm clipping", "positive_float", flag="--clip",
-        none="no clipping")
-    weight_decay: float = _field(
-        1.2e-6, "L2 weight decay", "non_negative_float", none="none")
-    eval_batch_size: int = _field(
-        10, "rows of the validation and test streams", "positive_int")
-    variable_length: bool = _field(
-        False, "AWD-LSTM's random BPTT window lengths", "bool",
-        flag="--variable-bptt")
-    min_count: int = _field(
-        1, "keep words seen at least this many times", "positive_int")
-    max_vocab: int = _field(
-        None, "vocabulary size cap, 3 special tokens included",
-        "positive_int", minimum=MIN_VOCAB,
-        why=" (3 special tokens and a word)", none="no cap")
-    seed: int = _field(
-        0, "seed of the weights, dropout, windows and corpus split",
-        "non_negative_int")
-    warmup_steps: int = _field(
-        0, "linear learning-rate warm-up over this many optimizer steps "
-        "(0: none)", "non_negative_int")
-    xla: bool = _field(
-        False, "compile training and evaluation with XLA (TensorFlow; JAX "
-        "always does)", "bool")
+    batch_size: int = 20
+    bptt: int = 70
+    epochs: int = 1
+    optimizer: str = "sgd"
+    learning_rate: float = None
+    clipnorm: float = 0.25
+    weight_decay: float = 1.2e-6
+    eval_batch_size: int = 10
+    variable_length: bool = False
+    min_count: int = 1
+    max_vocab: int = None
+    seed: int = 0
+    warmup_steps: int = 0
+    xla: bool = False
+
+    _KINDS = {
+        "batch_size": _kind("positive_int"),
+        "bptt": _kind("positive_int"),
+        "epochs": _kind("positive_int"),
+        "optimizer": _kind("choice", choices=OPTIMIZERS),
+        "learning_rate": _kind("positive_float", nullable=True),
+        "clipnorm": _kind("positive_float", nullable=True),
+        "weight_decay": _kind("non_negative_float", nullable=True),
+        "eval_batch_size": _kind("positive_int"),
+        "variable_length": _kind("bool"),
+        "min_count": _kind("positive_int"),
+        "max_vocab": _kind("positive_int", minimum=MIN_VOCAB, nullable=True,
+                           why=" (3 special tokens and a word)"),
+        "seed": _kind("non_negative_int"),
+        "warmup_steps": _kind("non_negative_int"),
+        "xla": _kind("bool"),
+    }
 
     @property
     def optimizer_learning_rate(self):
@@ -311,13 +307,9 @@ class TrainingConfig(_Config):
 
 PRESETS = {
     # Both reading directions (two models), 5 epochs each, on the default
-    # Chinese corpus: aimed at 20 minutes on 2 idle CPU cores, with XLA and
-    # the two models side by side (README, Results: 2 epochs took 22.4 min
-    # on the slower of the two machines measured, 7.7 on the faster; the
-    # backward model's trees kept improving to epoch 5 there, the forward
-    # model's did not).
+    # Chinese corpus, sized for a CPU with the two models side by side.
     # Untied: with Adam and a few epochs, tying the softmax to the
-    # embedding slowed learning a lot (README, "Choices").
+    # embedding slowed learning a lot.
     "small": (
         ModelConfig(embedding_size=128, hidden_size=256, num_layers=3,
                     chunk_size=8, input_dropout=0.2, layer_dropout=0.2,
@@ -326,12 +318,9 @@ PRESETS = {
         TrainingConfig(batch_size=32, bptt=35, epochs=5, optimizer="adam",
                        min_count=3, max_vocab=10000, xla=True),
     ),
-    # PTB on 2 CPU cores: both directions in about an hour. The paper's
-    # SGD at lr 30: with Adam (lr 0.002) the same model reached a little
-    # lower perplexity but worse trees (README, PTB section: WSJ10-style
-    # dev sentence F1 of the recipe's default 56.7 with Adam, 57.8 with
-    # SGD; at all lengths 4 points below right-branching with Adam, 6
-    # above with SGD).
+    # PTB on a CPU, both directions. The paper's SGD at lr 30: with Adam
+    # (lr 0.002) the same model reached a little lower perplexity but worse
+    # trees.
     "ptb-cpu": (
         ModelConfig(embedding_size=200, hidden_size=400, num_layers=3,
                     chunk_size=10, input_dropout=0.3, layer_dropout=0.2,
@@ -348,63 +337,3 @@ PRESETS = {
     ),
 }
 DEFAULT_PRESET = "small"
-
-
-def check_setting_names(settings):
-    """`settings` with old names replaced (`cell`: `recurrent`); raises a
-    `TypeError` for a key that is a field of neither config."""
-    settings = {ModelConfig._OLD_NAMES.get(k, k): v for k, v in settings.items()}
-    unknown = (set(settings) - set(ModelConfig.field_names())
-               - set(TrainingConfig.field_names()))
-    if unknown:
-        raise TypeError(f"Unknown settings: {sorted(unknown)}")
-    return settings
-
-
-def split_settings(settings, model=None, training=None):
-    """Flat keyword settings (`hidden_size=...`, `epochs=...`) applied to
-    a pair of configs.
-
-    Args:
-        settings: A dict whose keys are fields of either config (`cell` is
-            the old name of `recurrent`).
-        model, training: The configs to change; default: the defaults.
-
-    Returns:
-        `(ModelConfig, TrainingConfig)`.
-
-    Raises:
-        TypeError: A key is a field of neither.
-        ValueError: A value is bad (the message names it).
-    """
-    settings = check_setting_names(settings)
-    model_keys = set(ModelConfig.field_names())
-    training_keys = set(TrainingConfig.field_names())
-    model = dataclasses.replace(
-        model or ModelConfig(),
-        **{k: v for k, v in settings.items() if k in model_keys})
-    training = dataclasses.replace(
-        training or TrainingConfig(),
-        **{k: v for k, v in settings.items() if k in training_keys})
-    return model, training
-
-
-def flat_settings(model, training):
-    """Both configs as one flat dict (the inverse of `split_settings`)."""
-    return {**model.to_dict(), **training.to_dict()}
-
-
-def configs_of_run(info):
-    """The `(ModelConfig, TrainingConfig)` recorded in a run's `run.json`.
-
-    Reads both layouts: this version's (`"model"` holds `recurrent`) and
-    the older one (the kind of layers in a top-level `"cell"`).
-
-    Raises:
-        ValueError: A recorded setting is unknown or bad.
-    """
-    model = dict(info.get("model") or {})
-    if "recurrent" not in model and "cell" not in model and "cell" in info:
-        model["recurrent"] = info["cell"]
-    return (ModelConfig.from_dict(model),
-            TrainingConfig.from_dict(info.get("training") or {}))

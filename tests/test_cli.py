@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 
 from on_lstm_keras import cli
-from on_lstm_keras import workflow
+from on_lstm_keras import runs
+from on_lstm_keras.config import ModelConfig
+from on_lstm_keras.config import TrainingConfig
+from on_lstm_keras.data.corpus import load_corpus
 from on_lstm_keras.models.saving import load_run
 
 from conftest import Background
@@ -86,7 +89,7 @@ def test_train_writes_a_loadable_model_directory(trained):
     assert "数学" in run.vocab and run.model.stateful is False
     assert info["corpus_settings"]["corpus"] == str(corpus)
     # 48 sentences, 5% / 5% held out by sentence: round(2.4) = 2 each.
-    split = workflow.load_corpus("zh", str(corpus), progress=False)
+    split = load_corpus("zh", str(corpus), progress=False)
     assert (len(split.train), len(split.valid), len(split.test)) == (44, 2, 2)
     assert sorted(map(tuple, split.train + split.valid + split.test)) == sorted(
         tuple(run.tokenizer(s)) for s in sentences_of(corpus))
@@ -187,22 +190,24 @@ def test_interrupted_training_keeps_the_last_checkpoint(trained, tmp_path):
     import keras
 
     corpus_path, _ = trained
-    corpus = workflow.load_corpus("zh", str(corpus_path), progress=False)
+    corpus = load_corpus("zh", str(corpus_path), progress=False)
 
     class CtrlC(keras.callbacks.Callback):
         def on_epoch_begin(self, epoch, logs=None):
             if epoch == 1:
                 raise KeyboardInterrupt
 
-    settings = dict(embedding_size=8, hidden_size=16, num_layers=2,
-                    chunk_size=4, batch_size=2, bptt=6, epochs=3)
+    model = ModelConfig(embedding_size=8, hidden_size=16, num_layers=2,
+                        chunk_size=4)
+    training = TrainingConfig(batch_size=2, bptt=6, epochs=3)
     output = str(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
-        workflow.train_runs(corpus, output, verbose=0, callbacks=[CtrlC()],
-                            **settings)
+        runs.train(runs.plan_training(output, model, training), corpus,
+                   verbose=0, callbacks=[CtrlC()])
     assert load_run(output).model is not None  # epoch 0's best model
-    info = workflow.train_runs(corpus, output, resume=True, verbose=0,
-                               **settings)["onlstm"]
+    info = runs.train(runs.plan_training(output, model, training,
+                                         resume=True),
+                      corpus, verbose=0)["onlstm"]
     rows = open(os.path.join(output, "history.csv")).read().strip().splitlines()
     assert [r.split(",")[0] for r in rows[1:]] == ["0", "1", "2"]
     # The reported perplexity is the kept model's, recomputed in NumPy.
@@ -316,7 +321,7 @@ def example_started(request, tmp_path_factory):
     output = root / "example"
     run = Background(
         [sys.executable, os.path.join(REPO, "examples", "lm_chinese.py"),
-         "--corpus", str(corpus), "--output", str(output), "--baseline",
+         "--corpus", str(corpus), "--output", str(output), "--with-lstm",
          "--nltk-data", str(nltk_data), "--f1-by-epoch", *TINY_XLA],
         env=dict(os.environ, PYTHONUNBUFFERED="1"))
     yield output, nltk_data, run

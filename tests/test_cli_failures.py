@@ -25,7 +25,8 @@ import pytest
 import on_lstm_keras
 from on_lstm_keras import cli
 from on_lstm_keras import config
-from on_lstm_keras import workflow
+from on_lstm_keras import runs
+from on_lstm_keras.runs import training as run_training
 from on_lstm_keras.utils.atomic import replacing
 from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.utils.lock import LOCK_FILE
@@ -177,13 +178,22 @@ def test_kill_9_during_a_checkpoint_write_then_resume(trained, tmp_path, capsys)
 
 
 def test_resume_takes_the_recorded_epoch_count_not_the_preset():
+    # A run's recorded configs, unlike the preset's: the flags not given
+    # keep them.
+    recorded = (dataclasses.replace(config.PRESETS["paper"][0], chunk_size=5,
+                                    hidden_size=20, embedding_size=10),
+                dataclasses.replace(config.PRESETS["paper"][1], epochs=3))
     args = cli.build_parser().parse_args(["train", "--resume", "--quiet"])
-    assert cli.settings_from_args(args) == {}
+    assert runs.configs_from_args(args, recorded) == recorded
     args = cli.build_parser().parse_args(
         ["train", "--resume", "--epochs", "4", "--lr", "0.01"])
-    assert cli.settings_from_args(args) == {"epochs": 4, "learning_rate": 0.01}
+    assert runs.configs_from_args(args, recorded) == (
+        recorded[0], dataclasses.replace(recorded[1], epochs=4,
+                                         learning_rate=0.01))
     args = cli.build_parser().parse_args(["train"])
-    assert cli.settings_from_args(args)["epochs"] == config.PRESETS["small"][1].epochs
+    _, training_config = runs.configs_from_args(
+        args, config.PRESETS[args.preset])
+    assert training_config.epochs == config.PRESETS["small"][1].epochs
 
 
 def test_a_resume_may_not_change_the_model(trained, tmp_path, capsys):
@@ -275,7 +285,7 @@ def test_a_second_process_refuses_at_once_and_a_dead_ones_lock_is_taken(
     output = tmp_path / "run"
     holder = subprocess.Popen(
         [sys.executable, "-c", LOCK_AND_WAIT, str(output),
-         os.path.join(REPO, "on_lstm_keras", "_lock.py")],
+         os.path.join(REPO, "on_lstm_keras", "utils", "lock.py")],
         stdout=subprocess.PIPE, text=True, cwd=REPO,
     )
     try:
@@ -349,8 +359,8 @@ def test_a_bad_flag_is_named_before_the_corpus_is_read(tmp_path, capsys,
 
 
 def test_the_warmup_flag_reaches_the_config():
-    parse = cli.build_parser().parse_args
-    _, training = cli.configs_from_args(parse(["train", "--warmup-steps", "500"]))
+    args = cli.build_parser().parse_args(["train", "--warmup-steps", "500"])
+    _, training = runs.configs_from_args(args, config.PRESETS[args.preset])
     assert training == dataclasses.replace(config.PRESETS["small"][1],
                                            warmup_steps=500)
     assert "--warmup-steps WARMUP_STEPS" in train_subparser().format_help()
@@ -364,8 +374,8 @@ def test_the_initializer_flag_is_checked_and_reaches_the_config(tmp_path,
     err = capsys.readouterr().err
     assert "argument --initializer: invalid choice: 'torch'" in err
     assert not output.exists()
-    parse = cli.build_parser().parse_args
-    model, _ = cli.configs_from_args(parse(["train", "--initializer", "uniform"]))
+    args = cli.build_parser().parse_args(["train", "--initializer", "uniform"])
+    model, _ = runs.configs_from_args(args, config.PRESETS[args.preset])
     assert model == dataclasses.replace(config.PRESETS["small"][0],
                                         initializer="uniform")
     assert "--initializer {keras,uniform}" in train_subparser().format_help()
@@ -384,9 +394,9 @@ def test_flag_combinations_and_a_bad_corpus_write_nothing(trained, tmp_path, cap
     assert not output.exists()
     # The library checks its arguments, by their names, before writing.
     with pytest.raises(ValueError, match="`max_vocab` must be at least 4"):
-        workflow.check_settings({"max_vocab": 2})
+        config.TrainingConfig(max_vocab=2)
     with pytest.raises(ValueError, match="`learning_rate` must be a finite number > 0"):
-        workflow.check_settings({"learning_rate": -1.0})
+        config.TrainingConfig(learning_rate=-1.0)
 
 
 def test_an_unusable_output_path_is_a_clear_error(trained, tmp_path, capsys):
@@ -441,7 +451,7 @@ def test_ctrl_c_before_the_first_epoch_says_nothing_was_saved(
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(training, "train_language_model", interrupted)
+    monkeypatch.setattr(run_training, "train_language_model", interrupted)
     assert cli.main(train_args(corpus, tmp_path / "new", "--epochs", "1")) == 130
     err = capsys.readouterr().err
     assert "before the first epoch ended: no epoch was saved" in err
@@ -567,123 +577,78 @@ def test_every_train_flag_shows_its_default_and_each_presets():
     seed = config.PRESETS["small"][1].seed
     assert f"(default: {seed}, every preset)" in by_flag["--seed"].help
     help_text = parser.format_help()
-    assert "--with-lstm, --baseline" in help_text
+    assert "--with-lstm" in help_text and "--baseline" not in help_text
+    # The config flags in their groups, beside the corpus and the run's.
+    assert [g.title for g in parser._action_groups][2:] == [
+        "corpus", "model", "training", "run"]
 
 
-def test_a_scripts_train_flags_leave_out_what_it_does_not_use():
-    """`omit` leaves flags out, so argparse refuses them (a script that does
-    not read them would otherwise ignore them); `output` is the script's
-    default directory and its help; `--preset`'s help follows the parser's
-    default; a name that is no train flag is refused, named."""
-    parser = argparse.ArgumentParser(prog="script")
-    cli.add_train_arguments(parser, language="en",
-                            omit=("--corpus", "--side-by-side"),
-                            output="runs/mine", direction="both")
-    parser.set_defaults(preset="ptb-cpu")
-    assert parser.parse_args([]).output == "runs/mine"
-    text = " ".join(parser.format_help().split())
-    assert "--corpus" not in text and "--side-by-side" not in text
-    assert "--language" not in text and "--lowercase" in text
-    assert "model directory (default: runs/mine)" in text
-    assert "(default: both; with --resume, the run's)" in text
-    assert "every flag below defaults to (default: ptb-cpu)" in text
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--corpus", "text.txt"])
-    # `train` keeps every flag, its output by language and no default dir.
+def test_train_flags_show_their_defaults():
+    """`train` keeps every flag, its output by language and no default
+    directory; the help shows what a flag not given means."""
     train = train_subparser()
     assert train.parse_args([]).output is None
     text = " ".join(train.format_help().split())
     assert "(default: runs/zh for zh, runs/en for en)" in text
     assert "(default: forward; with --resume" in text
     assert "(default: small)" in text and "--side-by-side" in text
-    with pytest.raises(ValueError, match=r"omit: \['--corpora'\] are not"):
-        cli.add_train_arguments(argparse.ArgumentParser(), omit=("--corpora",))
-    # The keyword `omit` replaced, for one flag: still taken, with a warning.
-    old = argparse.ArgumentParser()
-    with pytest.warns(DeprecationWarning, match="use omit=..--backward-epochs"):
-        cli.add_train_arguments(old, backward_epochs=False)
-    assert "--backward-epochs" not in old.format_help()
+    assert "Example: on-lstm train" in text
 
 
 def test_an_empty_output_is_named_not_taken_for_the_working_directory():
     with pytest.raises(ValueError, match="--output is empty.*received ''"):
-        cli.check_output("")
+        runs.plan_training("")
 
 
 def test_flags_override_the_presets_configs():
-    parse = cli.build_parser().parse_args
-    assert cli.configs_from_args(parse(["train", "--preset", "paper"])) == \
-        config.PRESETS["paper"]
-    model, training = cli.configs_from_args(parse(
+    def configs(argv):
+        args = cli.build_parser().parse_args(argv)
+        return runs.configs_from_args(args, config.PRESETS[args.preset])
+
+    assert configs(["train", "--preset", "paper"]) == config.PRESETS["paper"]
+    model, training = configs(
         ["train", "--layers", "2", "--lr", "0.1", "--clip", "0.5",
          "--variable-bptt", "--tie-weights", "--weight-decay", "0",
-         "--eval-batch-size", "3"]))
+         "--eval-batch-size", "3", "--chunk-size", "4",
+         "--recurrent-dropconnect", "0.1"])
     small_model, small_training = config.PRESETS["small"]
-    assert model == dataclasses.replace(small_model, num_layers=2, tie_weights=True)
+    assert model == dataclasses.replace(
+        small_model, num_layers=2, tie_weights=True, chunk_size=4,
+        recurrent_dropconnect=0.1)
     assert training == dataclasses.replace(
         small_training, learning_rate=0.1, clipnorm=0.5, variable_length=True,
         weight_decay=0.0, eval_batch_size=3)
 
 
-def test_the_old_presets_and_defaults_warn_and_keep_their_values():
-    with pytest.warns(DeprecationWarning, match="use on_lstm_keras.config.PRESETS"):
-        old = cli.PRESETS
-    for name, (model, training) in config.PRESETS.items():
-        assert old[name]["hidden_size"] == model.hidden_size
-        assert old[name]["epochs"] == training.epochs and "recurrent" not in old[name]
-    with pytest.warns(DeprecationWarning, match="workflow.MODEL_DEFAULTS is deprecated"):
-        assert workflow.MODEL_DEFAULTS["chunk_size"] == config.ModelConfig().chunk_size
-    with pytest.warns(DeprecationWarning, match="TRAINING_DEFAULTS is deprecated"):
-        assert workflow.TRAINING_DEFAULTS["bptt"] == config.TrainingConfig().bptt
-    # The flat settings of older callers still check, `cell` included.
-    model, _ = workflow.check_settings({"cell": "lstm", "hidden_size": 7})
-    assert (model.recurrent, model.hidden_size) == ("lstm", 7)
-
-
-@pytest.mark.parametrize("flag", ["--with-lstm", "--baseline"])
-def test_with_lstm_and_its_deprecated_spelling(flag, trained, tmp_path, capsys,
-                                               monkeypatch):
+def test_with_lstm_plans_the_lstm_with_the_flags_configs(
+        trained, tmp_path, capsys, monkeypatch):
     corpus, _ = trained
     calls = {}
 
-    def fake_train_runs(corpus, output, **kwargs):
-        calls.update(kwargs)
+    def fake_train(plan, corpus, **kwargs):
+        calls.update(kwargs, plan=plan)
         return {}
 
-    monkeypatch.setattr(workflow, "train_runs", fake_train_runs)
-    assert cli.main(train_args(corpus, tmp_path / "o", flag, "--epochs", "2")) == 0
-    err = capsys.readouterr().err
-    warning = "warning: --baseline is deprecated, use --with-lstm"
-    assert err.count(warning) == (1 if flag == "--baseline" else 0)
-    assert calls["with_lstm"] is True
-    model, training = calls["model_config"], calls["training_config"]
+    monkeypatch.setattr(runs, "train", fake_train)
+    assert cli.main(train_args(corpus, tmp_path / "o", "--with-lstm",
+                               "--epochs", "2")) == 0
+    assert "warning" not in capsys.readouterr().err
+    plan = calls["plan"]
+    assert plan.with_lstm is True
+    main, lstm = plan.runs
+    model, training = main.model_config, main.training_config
     assert (model.hidden_size, model.chunk_size, training.epochs) == (8, 4, 2)
     assert model.recurrent == "onlstm"
-
-
-def test_train_runs_old_keywords_warn(tmp_path, monkeypatch):
-    kinds = []
-
-    def fake_train(corpus, directory, model_config=None, **kwargs):
-        kinds.append((os.path.relpath(directory, tmp_path), model_config.recurrent))
-        return {}
-
-    monkeypatch.setattr(workflow, "train", fake_train)
-    with pytest.warns(DeprecationWarning, match="`baseline` is deprecated; use `with_lstm`"):
-        workflow.train_runs(None, str(tmp_path), baseline=True, hidden_size=8,
-                            chunk_size=4, embedding_size=8, verbose=0)
-    assert kinds == [(".", "onlstm"), ("lstm", "lstm")]
-    monkeypatch.undo()
-    with pytest.warns(DeprecationWarning, match="`cell` is deprecated"):
-        with pytest.raises(ValueError, match="hidden_size=0"):
-            workflow.train(None, str(tmp_path / "x"), cell="lstm", hidden_size=0)
-    assert not (tmp_path / "x").exists()
+    assert lstm.model_config == dataclasses.replace(model, recurrent="lstm")
+    assert lstm.directory == os.path.join(str(tmp_path / "o"), "lstm")
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["train", "--baseline"])
 
 
 def test_a_new_run_records_both_configs_and_the_script(trained):
     _, output = trained
     info = json.loads((output / "run.json").read_text(encoding="utf-8"))
-    model, training = config.configs_of_run(info)
+    model, training = runs.recorded_configs(str(output))
     assert info["model"] == model.to_dict() and info["training"] == training.to_dict()
     assert (model.hidden_size, model.num_layers, training.bptt) == (8, 1, 6)
     # A corpus file of the user's: its script is unknown unless --script.
@@ -691,32 +656,35 @@ def test_a_new_run_records_both_configs_and_the_script(trained):
 
 
 def test_a_resume_names_the_setting_it_may_not_change_first(trained, tmp_path, capsys):
-    # 3 divides no layer size of the run; what is wrong is changing it.
+    # 2 divides every layer size of the run; what is wrong is changing it.
     corpus, output = copy_run(trained, tmp_path)
-    assert cli.main(train_args(corpus, output, "--resume", "--chunk-size", "3")) == 2
+    assert cli.main(train_args(corpus, output, "--resume", "--chunk-size", "2")) == 2
     err = capsys.readouterr().err
     assert "`chunk_size` cannot change when a run is resumed" in err
-    assert "chunk_size=4), received: chunk_size=3" in err
+    assert "chunk_size=4), received: chunk_size=2" in err
+    # 3 divides none: the flags' own message says so first.
+    assert cli.main(train_args(corpus, output, "--resume", "--chunk-size", "3")) == 2
+    assert "--chunk-size 3 must divide --hidden-size 8" in capsys.readouterr().err
 
 
 def test_a_resumed_run_starts_its_lstm_with_the_runs_configs(trained, tmp_path,
                                                            monkeypatch, capsys):
     _, output = copy_run(trained, tmp_path)
-    recorded = config.configs_of_run(
-        json.loads((output / "run.json").read_text(encoding="utf-8")))
+    recorded = runs.recorded_configs(str(output))
     calls = []
 
-    def fake_train(corpus, directory, **kwargs):
-        calls.append((directory, kwargs))
+    def fake_train_run(run, corpus, **kwargs):
+        calls.append(run)
         return {}
 
-    monkeypatch.setattr(workflow, "train", fake_train)
-    workflow.train_runs(None, str(output), with_lstm=True, resume=True, verbose=0)
+    monkeypatch.setattr(run_training, "train_run", fake_train_run)
+    runs.train(runs.plan_training(str(output), with_lstm=True, resume=True),
+               None, verbose=0)
     assert "onlstm: done, 1 epochs trained" in capsys.readouterr().out
-    [(directory, kwargs)] = calls
-    assert directory == os.path.join(str(output), "lstm")
-    assert kwargs["model_config"] == dataclasses.replace(recorded[0], recurrent="lstm")
-    assert kwargs["training_config"] == recorded[1]
+    [run] = calls
+    assert run.directory == os.path.join(str(output), "lstm")
+    assert run.model_config == dataclasses.replace(recorded[0], recurrent="lstm")
+    assert run.training_config == recorded[1]
 
 
 def test_one_checkpoint_check_on_the_named_files(tmp_path):

@@ -1,5 +1,5 @@
-"""`ModelConfig` / `TrainingConfig`: checks, dict round trip, presets, the
-old `run.json` layout, and the defaults every entry point takes from them."""
+"""`ModelConfig` / `TrainingConfig`: checks, dict round trip, presets, and
+the defaults every entry point takes from them."""
 
 import dataclasses
 import inspect
@@ -7,28 +7,9 @@ import json
 
 import pytest
 
-from on_lstm_keras import config
 from on_lstm_keras.config import PRESETS
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
-
-# The settings written, before the configs, in the `run.json` of a run of
-# the `small` preset (the old layout: the layer kind in a top-level "cell").
-OLD_RUN_JSON = {
-    "cell": "lstm",
-    "model": {
-        "embedding_size": 128, "hidden_size": 256, "num_layers": 3,
-        "chunk_size": 8, "input_dropout": 0.2, "layer_dropout": 0.2,
-        "output_dropout": 0.3, "embedding_dropout": 0.05, "recurrent_dropconnect": 0.2,
-        "master_input": "cumax", "tie_weights": False,
-    },
-    "training": {
-        "batch_size": 32, "bptt": 35, "epochs": 3, "optimizer": "adam",
-        "learning_rate": None, "clipnorm": 0.25, "weight_decay": 1.2e-6,
-        "eval_batch_size": 10, "variable_length": False, "min_count": 3,
-        "max_vocab": 10000, "seed": 0,
-    },
-}
 
 
 def test_the_defaults_are_the_papers():
@@ -157,34 +138,8 @@ CHANGED_SINCE = {"small": dict(xla=True),
 @pytest.mark.parametrize("name", sorted(OLD_PRESETS))
 def test_presets_hold_the_values_the_command_line_had(name):
     model, training = PRESETS[name]
-    assert config.flat_settings(model, training) == {
+    assert {**model.to_dict(), **training.to_dict()} == {
         **OLD_DEFAULTS, **OLD_PRESETS[name], **CHANGED_SINCE.get(name, {})}
-
-
-def test_flat_settings_split_into_the_two_configs():
-    model, training = config.split_settings(
-        {"hidden_size": 16, "chunk_size": 4, "embedding_size": 8, "epochs": 7,
-         "cell": "lstm"})
-    assert (model.hidden_size, model.recurrent, training.epochs) == (16, "lstm", 7)
-    assert training == dataclasses.replace(TrainingConfig(), epochs=7)
-    with pytest.raises(TypeError, match=r"Unknown settings: \['hiden_size'\]"):
-        config.split_settings({"hiden_size": 3})
-
-
-def test_an_old_run_json_is_read_with_its_layer_kind():
-    model, training = config.configs_of_run(OLD_RUN_JSON)
-    assert model == dataclasses.replace(PRESETS["small"][0], recurrent="lstm")
-    # Fields added since load with the values that reproduce the old run.
-    assert (model.initializer, training.warmup_steps, training.xla) == (
-        "keras", 0, False)
-    # The old run was of the small preset when it trained 3 epochs, and
-    # before the preset compiled with XLA.
-    assert training == dataclasses.replace(PRESETS["small"][1], epochs=3,
-                                           xla=False)
-    new = {"model": model.to_dict(), "training": training.to_dict()}
-    assert config.configs_of_run(json.loads(json.dumps(new))) == (model, training)
-    with pytest.raises(ValueError, match="has no field 'hidden'"):
-        config.configs_of_run({"model": {"hidden": 3}, "training": {}})
 
 
 def defaults_of(function, skip=()):

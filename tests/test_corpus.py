@@ -7,11 +7,9 @@ import sys
 import pytest
 
 from on_lstm_keras import cli
-from on_lstm_keras import workflow
-from on_lstm_keras.data import corpus as corpus_module
 from on_lstm_keras.data.corpus import chinese_script
 from on_lstm_keras.data.corpus import load_corpus
-from on_lstm_keras.data.corpus import load_corpus_of_run
+from on_lstm_keras.runs import load_corpus_of_run
 
 
 def write_corpus(path, n=12):
@@ -61,23 +59,26 @@ def test_the_corpus_records_its_script_and_reloads_the_same(tmp_path):
     marked = load_corpus("zh", str(path), progress=False, script="traditional")
     assert marked.script == "traditional" and marked.settings["script"] == "traditional"
     assert (marked.train, marked.valid, marked.test) == (plain.train, plain.valid, plain.test)
-    # workflow keeps the old import path of the data layer's objects.
-    assert workflow.Corpus is corpus_module.Corpus
-    assert workflow.load_corpus is load_corpus
 
 
-def test_an_older_runs_corpus_takes_the_script_it_recorded(tmp_path):
+def test_a_runs_corpus_is_read_again_with_the_script_it_recorded(tmp_path):
     path = write_corpus(tmp_path / "c.txt")
     settings = dict(language="zh", corpus=str(path), max_sentences=None,
                     user_dict=None, lowercase=False, valid_fraction=0.05,
-                    test_fraction=0.05, seed=0)
-    # The run.json of the version before: the script beside, not inside,
-    # the corpus settings.
+                    test_fraction=0.05, seed=0, script="traditional")
     (tmp_path / "run.json").write_text(json.dumps(
-        {"corpus_settings": settings, "script": "traditional"}), encoding="utf-8")
+        {"corpus_settings": settings}), encoding="utf-8")
     again = load_corpus_of_run(str(tmp_path), progress=False)
     assert again.script == "traditional"
     assert again.train == load_corpus(**settings, progress=False).train
+    # The settings given again must be the run's (paths as absolute paths).
+    same = load_corpus_of_run(str(tmp_path), progress=False,
+                              corpus=str(path), script="traditional")
+    assert same.train == again.train
+    with pytest.raises(ValueError, match="received --script simplified, "
+                                         "where the run in .* has "
+                                         "'traditional'"):
+        load_corpus_of_run(str(tmp_path), progress=False, script="simplified")
     with pytest.raises(FileNotFoundError, match="holds no run to resume"):
         load_corpus_of_run(str(tmp_path / "none"), progress=False)
 

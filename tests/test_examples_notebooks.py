@@ -1,10 +1,9 @@
 """The examples as narrated notebooks: every code cell has prose before it,
 each script reads no command line when run in a notebook, and
-`examples/lm_chinese.py`, which builds and trains the model step by step
-with the public API, gives the run that `on-lstm train` gives.
+`examples/lm_chinese.py`, which trains through the public `runs` API,
+gives the run that `on-lstm train` gives.
 """
 
-import argparse
 import ast
 import itertools
 import json
@@ -15,8 +14,7 @@ import sys
 
 import pytest
 
-from on_lstm_keras import cli
-from on_lstm_keras.cli.train import _config_fields
+from on_lstm_keras.config import ModelConfig
 
 from tests.conftest import REPO_ROOT
 from tests.conftest import Background
@@ -94,27 +92,58 @@ def test_command_line_is_read_only_outside_a_notebook(name):
     assert guarded, f"{name}: no parse_args(... if in_notebook else None)"
 
 
+def flags_added(source):
+    """`{flag: dest}` of the script's own `parser.add_argument` calls."""
+    found = {}
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) == "add_argument"):
+            flag = ast.literal_eval(node.args[0])
+            dest = next((ast.literal_eval(k.value) for k in node.keywords
+                         if k.arg == "dest"), None)
+            found[flag] = dest or flag.lstrip("-").replace("-", "_")
+    return found
+
+
 @pytest.mark.parametrize("name", ["lm_chinese.py", "ptb_parsing.py"])
 def test_every_train_flag_a_script_offers_is_read(name):
     """A flag the script accepts but never reads would be ignored without a
-    word: each flag `add_train_arguments` gives the script (with the
-    script's own `omit`) is read by `settings_from_args`, which both
-    scripts call (a config field, `--preset`, `--resume`), or by the
-    script as `args.<dest>`."""
+    word: the config flags (`runs.add_config_arguments`) are read by
+    `runs.configs_from_args`, which both scripts call, and each flag of the
+    script's own is read as `args.<dest>`."""
     source = (EXAMPLES / name).read_text(encoding="utf-8")
-    call = next(node for node in ast.walk(ast.parse(source))
-                if isinstance(node, ast.Call)
-                and getattr(node.func, "id", None) == "add_train_arguments")
-    options = {k.arg: ast.literal_eval(k.value) for k in call.keywords
-               if k.arg in ("language", "omit", "side_by_side")}
-    parser = argparse.ArgumentParser()
-    cli.add_train_arguments(parser, **options)
-    assert "settings_from_args(args)" in source
-    read = {field.name for field in _config_fields()} | {"preset", "resume"}
-    read |= set(re.findall(r"\bargs\.(\w+)", source))
-    unread = [a.option_strings[0] for a in parser._actions
-              if a.option_strings and a.dest not in read | {"help"}]
+    assert "runs.add_config_arguments(parser)" in source
+    assert "runs.configs_from_args(args, " in source
+    read = set(re.findall(r"\bargs\.(\w+)", source))
+    unread = [flag for flag, dest in flags_added(source).items()
+              if dest not in read]
     assert unread == []
+
+
+def test_the_examples_import_only_public_names():
+    """Each `from X import Y` of the two training examples' cells names a
+    `Y` in `X.__all__` (a module without one: a name without an
+    underscore) or a module, and nothing of `cli` or of an underscore
+    module; the scoring cells (6 and on, 3 and on) are not
+    checked here."""
+    import importlib
+
+    for name, last in (("lm_chinese.py", "## 6."), ("ptb_parsing.py", "## 3.")):
+        source = (EXAMPLES / name).read_text(encoding="utf-8")
+        source = source[:source.index(last)]
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            assert ".cli" not in node.module and "._" not in node.module
+            module = importlib.import_module(node.module)
+            for alias in node.names:
+                public = getattr(module, "__all__", None)
+                if public is None:  # then every name without an underscore
+                    public = [n for n in dir(module) if not n.startswith("_")]
+                if alias.name in public:
+                    continue
+                # Else a module of the package.
+                importlib.import_module(f"{node.module}.{alias.name}")
 
 
 CORPUS = [f"{s}{v}{o}。" for s, v, o in itertools.product(
@@ -132,19 +161,32 @@ def _run(argv, cwd):
     return Background(argv, cwd).succeeded()
 
 
-def test_lm_chinese_builds_the_model_with_every_config_field():
-    """The model built in view takes every field of `ModelConfig`, so that
-    a field added later (or recorded by a resumed run) is not dropped,
-    which the run comparison below misses while the field has its
-    default."""
-    from on_lstm_keras.config import ModelConfig
+def test_training_builds_the_model_with_every_config_field():
+    """`runs.train` builds each model from its whole `ModelConfig`
+    (`from_model_config`), so that a field added later (or recorded by a
+    resumed run) is not dropped, which the run comparison below misses
+    while the field has its default: a config with no field at its default
+    gives a model of that very config."""
+    from on_lstm_keras.models import ONLSTMLanguageModel
 
-    tree = ast.parse((EXAMPLES / "lm_chinese.py").read_text(encoding="utf-8"))
-    builds = [node for node in ast.walk(tree) if isinstance(node, ast.Call)
-              and getattr(node.func, "id", None) == "ONLSTMLanguageModel"]
+    source = (REPO_ROOT / "on_lstm_keras" / "runs" / "training.py").read_text(
+        encoding="utf-8")
+    builds = [node for node in ast.walk(ast.parse(source))
+              if isinstance(node, ast.Call)
+              and getattr(node.func, "attr", None) == "from_model_config"]
     assert len(builds) == 1
-    given = {keyword.arg for keyword in builds[0].keywords}
-    assert set(ModelConfig.field_names()) - given == set()
+    assert ast.unparse(builds[0].args[0]) == "model_config"
+    default = ModelConfig()
+    changed = ModelConfig(
+        embedding_size=6, hidden_size=9, num_layers=2, chunk_size=3,
+        recurrent="onlstm", master_input="reverse_cumsum", input_dropout=0.1,
+        layer_dropout=0.2, output_dropout=0.3, embedding_dropout=0.05,
+        recurrent_dropconnect=0.15, tie_weights=False, direction="backward",
+        initializer="uniform")
+    assert all(getattr(changed, f) != getattr(default, f)
+               for f in ModelConfig.field_names() if f != "recurrent")
+    model = ONLSTMLanguageModel.from_model_config(changed, 20)
+    assert model.model_config == changed
 
 
 @pytest.mark.slow
@@ -168,7 +210,7 @@ def test_lm_chinese_gives_the_run_of_on_lstm_train(tmp_path):
     command_run = Background(
         [sys.executable, "-m", "on_lstm_keras.cli", "train", "--language",
          "zh", "--corpus", str(corpus), "--output", str(command),
-         "--direction", "both", "--with-lstm", *TINY], tmp_path)
+         "--directions", "both", "--with-lstm", *TINY], tmp_path)
     try:
         out = example_run.succeeded()
         command_run.succeeded()
@@ -201,17 +243,21 @@ def test_lm_chinese_gives_the_run_of_on_lstm_train(tmp_path):
     assert "爱" in out and "天气" in out
 
 
-def test_ptb_parsing_old_flag_spelling_warns(tmp_path):
-    """`--no-baseline` is the deprecated spelling of `--no-lstm`: it still
-    parses (the bad `--epochs` after it is what stops the run) and says so
-    on stderr."""
+def test_ptb_parsing_old_flag_spelling_is_gone(tmp_path):
+    """`--no-lstm` is the flag; `--no-baseline`, its old spelling, is
+    refused by argparse, named."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / "ptb_parsing.py"), "--no-baseline",
+         "--output", str(tmp_path / "ptb")],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "unrecognized arguments: --no-baseline" in done.stderr
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / "ptb_parsing.py"), "--no-lstm",
          "--epochs", "0", "--output", str(tmp_path / "ptb")],
         env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert "--no-baseline is deprecated, use --no-lstm" in done.stderr
     assert "--epochs" in done.stderr and "received 0" in done.stderr
 
 

@@ -15,9 +15,11 @@ import keras
 import numpy as np
 import pytest
 
-from on_lstm_keras import workflow
+from on_lstm_keras import runs
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
+from on_lstm_keras.data import Corpus
+from on_lstm_keras.data import Vocabulary
 from on_lstm_keras.models import ONLSTMLanguageModel
 from on_lstm_keras.models import diagnostics
 from on_lstm_keras.models import language_model
@@ -25,6 +27,8 @@ from on_lstm_keras.models.schedules import LinearWarmup
 from on_lstm_keras.models.training import compile_language_model
 from on_lstm_keras.models.training import make_optimizer
 from on_lstm_keras.models.training import train_language_model
+from on_lstm_keras.runs.training import prepare_resume
+from on_lstm_keras.runs.training import record_run
 
 from conftest import load_benchmark
 from test_language_model import pattern_stream
@@ -125,21 +129,26 @@ def test_resuming_with_a_new_rate_and_a_warmup_needs_no_callback(tmp_path):
     # The rate of a warm-up run is a schedule made from the config (a
     # LearningRateScheduler could not set it); without a warm-up the new
     # rate still comes from the callback.
-    corpus = workflow.Corpus([["a", "b"]] * 4, [["a"]], [["b"]],
-                             tokenizer={"name": "whitespace",
-                                        "lowercase": False},
-                             source="tiny", settings={})
-    vocab = workflow.Vocabulary.build(corpus.train)
+    corpus = Corpus([["a", "b"]] * 4, [["a"]], [["b"]],
+                    tokenizer={"name": "whitespace", "lowercase": False},
+                    source="tiny", settings={})
+    vocab = Vocabulary.build(corpus.train)
     for warmup, callbacks in ((100, 0), (0, 1)):
         directory = str(tmp_path / str(warmup))
         training = TrainingConfig(optimizer="adam", warmup_steps=warmup)
-        workflow.record_run(directory, corpus, vocab, ModelConfig(), training)
-        _, new = workflow.resume_configs(directory, {"learning_rate": 1e-4})
-        assert new.warmup_steps == warmup
-        assert len(workflow.prepare_resume(directory, new)) == callbacks
+        record_run(directory, corpus, vocab, ModelConfig(), training)
+        (run,) = runs.plan_training(
+            directory, ModelConfig(),
+            dataclasses.replace(training, learning_rate=1e-4),
+            resume=True).runs
+        new = run.training_config
+        assert new.warmup_steps == warmup and new.learning_rate == 1e-4
+        assert len(prepare_resume(directory, new)) == callbacks
     with pytest.raises(ValueError, match="`warmup_steps` cannot change when "
                                          "a run is resumed"):
-        workflow.resume_configs(directory, {"warmup_steps": 5})
+        runs.plan_training(directory, ModelConfig(),
+                           dataclasses.replace(training, warmup_steps=5),
+                           resume=True)
 
 
 # -- the initialisation ---------------------------------------------------

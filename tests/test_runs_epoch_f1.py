@@ -7,7 +7,7 @@ import csv
 
 import pytest
 
-from on_lstm_keras import workflow
+from on_lstm_keras import runs as run_api
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.data.corpus import Corpus
@@ -71,8 +71,8 @@ def test_the_log_scores_the_trained_weights_and_resumes(ptb_data, tmp_path,
     output = str(tmp_path / "run")
     callback = EpochF1(output, "ptb", max_length=10, nltk_data=str(ptb_data),
                        label="WSJ10-style")
-    workflow.train_runs(corpus(), output, verbose=0, callbacks=[callback],
-                        model_config=MODEL, training_config=training(1))
+    run_api.train(run_api.plan_training(output, MODEL, training(1)),
+                  corpus(), verbose=0, callbacks=[callback])
     printed = capsys.readouterr().out
     assert "onlstm epoch 1: WSJ10-style dev sentence F1, best" in printed
     assert "best baseline right 100.0" in printed
@@ -97,10 +97,11 @@ def test_the_log_scores_the_trained_weights_and_resumes(ptb_data, tmp_path,
     with open(callback.csv_path, "a", newline="") as f:
         csv.writer(f).writerow(["onlstm", 2, 999.0, 999.0, 1.0, "dev",
                                 "forward", 1, "plain", 4, 1.0, 1.0])
-    workflow.train_runs(corpus(), output, resume=True, verbose=0,
-                        callbacks=[EpochF1(output, "ptb", max_length=10,
-                                           nltk_data=str(ptb_data))],
-                        epochs=2)
+    run_api.train(run_api.plan_training(output, MODEL, training(2),
+                                        resume=True),
+                  corpus(), verbose=0,
+                  callbacks=[EpochF1(output, "ptb", max_length=10,
+                                     nltk_data=str(ptb_data))])
     rows = read_f1_curve(callback.csv_path)
     assert [r["epoch"] for r in rows] == [1] * 12 + [2] * 12
     second = rows[12:]
@@ -117,9 +118,8 @@ def test_a_missing_treebank_skips_scoring_and_training_goes_on(tmp_path,
     empty = tmp_path / "no_nltk"
     empty.mkdir()
     callback = EpochF1(output, "ptb", nltk_data=str(empty))
-    runs = workflow.train_runs(corpus(), output, verbose=0,
-                               callbacks=[callback], model_config=MODEL,
-                               training_config=training(1))
+    runs = run_api.train(run_api.plan_training(output, MODEL, training(1)),
+                         corpus(), verbose=0, callbacks=[callback])
     assert "F1 by epoch: no ptb treebank, skipped" in capsys.readouterr().out
     assert runs["onlstm"]["results"]["test_perplexity"] > 1
     assert not (tmp_path / "run" / "f1_by_epoch.csv").exists()

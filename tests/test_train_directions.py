@@ -1,7 +1,8 @@
-"""Training backward models: `train(..., direction="backward")`,
-`train_runs(direction="both")` and `on-lstm train --direction`, on tiny
-corpora with a few steps, checked against hand-built reversals."""
+"""Training backward models: `run_api.train` of a plan with
+`directions="backward"` or `"both"` and `on-lstm train --directions`, on
+tiny corpora with a few steps, checked against hand-built reversals."""
 
+import dataclasses
 import json
 import os
 import sys
@@ -9,7 +10,8 @@ import sys
 import pytest
 
 from on_lstm_keras import cli
-from on_lstm_keras import workflow
+from on_lstm_keras import runs as run_api
+from on_lstm_keras.runs import training
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.data.corpus import Corpus
@@ -46,8 +48,6 @@ def test_in_reading_order_reverses_words_inside_each_sentence():
 @pytest.mark.parametrize("direction", ["forward", "backward"])
 def test_the_training_streams_are_the_sentences_in_reading_order(
         direction, tmp_path, monkeypatch):
-    from on_lstm_keras.models import training
-
     seen = {}
 
     def fake_fit(model, train_ids, valid_ids, output_dir, **kwargs):
@@ -59,10 +59,10 @@ def test_the_training_streams_are_the_sentences_in_reading_order(
         return {}
 
     monkeypatch.setattr(training, "train_language_model", fake_fit)
-    monkeypatch.setattr(workflow, "score_run", fake_score)
-    workflow.train(tiny_corpus(), str(tmp_path / "run"), verbose=0,
-                   model_config=TINY_MODEL, training_config=TINY_TRAINING,
-                   direction=direction)
+    monkeypatch.setattr(training, "score_run", fake_score)
+    plan = run_api.plan_training(str(tmp_path / "run"), TINY_MODEL,
+                              TINY_TRAINING, directions=direction)
+    run_api.train(plan, tiny_corpus(), verbose=0)
     # The vocabulary: every word once (min_count 1), most frequent first,
     # ties in first-seen order of the sentences as written.
     words = json.loads((tmp_path / "run" / "vocab.json").read_text())["words"]
@@ -84,12 +84,12 @@ def test_the_training_streams_are_the_sentences_in_reading_order(
 
 def test_planned_runs_for_each_direction(tmp_path):
     out = str(tmp_path)
-    assert workflow.planned_runs(out, "forward") == [
+    assert run_api.planned_runs(out, "forward") == [
         ("onlstm", out, "onlstm", "forward")]
-    assert workflow.planned_runs(out, "backward", with_lstm=True) == [
+    assert run_api.planned_runs(out, "backward", with_lstm=True) == [
         ("onlstm", out, "onlstm", "backward"),
         ("lstm", os.path.join(out, "lstm"), "lstm", "backward")]
-    assert workflow.planned_runs(out, "both", with_lstm=True) == [
+    assert run_api.planned_runs(out, "both", with_lstm=True) == [
         ("onlstm", out, "onlstm", "forward"),
         ("onlstm backward", os.path.join(out, "backward"), "onlstm",
          "backward"),
@@ -99,16 +99,16 @@ def test_planned_runs_for_each_direction(tmp_path):
 def test_a_bad_direction_is_refused_before_anything_is_written(
         tmp_path, capsys):
     output = tmp_path / "never"
-    with pytest.raises(ValueError, match=r"`direction` \(--direction\).*"
-                                         r"direction='up'"):
-        workflow.train_runs(tiny_corpus(), str(output), direction="up")
+    with pytest.raises(ValueError, match=r"`directions` \(--directions\).*"
+                                         r"directions='up'"):
+        run_api.plan_training(str(output), directions="up")
     assert not output.exists()
     with pytest.raises(SystemExit) as stop:
-        cli.main(["train", "--output", str(output), "--direction",
+        cli.main(["train", "--output", str(output), "--directions",
                   "sideways", *TINY])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert "--direction" in err and "'sideways'" in err
+    assert "--directions" in err and "'sideways'" in err
     assert not output.exists()
 
 
@@ -128,24 +128,24 @@ def test_resume_of_both_interrupted_in_the_backward_half(tmp_path, capsys):
 
     output = str(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
-        workflow.train_runs(tiny_corpus(), output, verbose=0,
-                            callbacks=[CtrlCInBackward()], direction="both",
-                            model_config=TINY_MODEL,
-                            training_config=TINY_TRAINING)
+        run_api.train(run_api.plan_training(output, TINY_MODEL, TINY_TRAINING,
+                                      directions="both"),
+                   tiny_corpus(), verbose=0, callbacks=[CtrlCInBackward()])
 
     back = os.path.join(output, "backward")
     assert epochs_in(output) == ["0", "1"] and epochs_in(back) == ["0"]
     forward_model = os.path.getmtime(os.path.join(output, "model.keras"))
     capsys.readouterr()
-    # No direction given: the run's recorded one (both).
-    runs = workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0)
+    # No directions given: the run's recorded ones (both).
+    trained = run_api.train(run_api.plan_training(output, resume=True),
+                         tiny_corpus(), verbose=0)
     out = capsys.readouterr().out
     assert "onlstm: done, 2 epochs trained" in out
     assert "resuming after epoch 1 of 2" in out
     assert epochs_in(back) == ["0", "1"] and epochs_in(output) == ["0", "1"]
     assert os.path.getmtime(os.path.join(output, "model.keras")) == forward_model
-    assert runs["onlstm backward"]["model"]["direction"] == "backward"
-    assert runs["onlstm backward"]["results"]["test_perplexity"] > 1
+    assert trained["onlstm backward"]["model"]["direction"] == "backward"
+    assert trained["onlstm backward"]["results"]["test_perplexity"] > 1
 
 
 def test_backward_epochs_trains_the_backward_model_its_own_count(
@@ -153,27 +153,28 @@ def test_backward_epochs_trains_the_backward_model_its_own_count(
     output = str(tmp_path / "run")
 
     back = os.path.join(output, "backward")
-    runs = workflow.train_runs(tiny_corpus(), output, verbose=0,
-                               direction="both", backward_epochs=1,
-                               model_config=TINY_MODEL,
-                               training_config=TINY_TRAINING)  # epochs=2
+    trained = run_api.train(run_api.plan_training(
+        output, TINY_MODEL, TINY_TRAINING,  # epochs=2
+        directions="both", backward_epochs=1), tiny_corpus(), verbose=0)
     assert epochs_in(output) == ["0", "1"] and epochs_in(back) == ["0"]
-    assert runs["onlstm"]["training"]["epochs"] == 2
-    assert runs["onlstm backward"]["training"]["epochs"] == 1
+    assert trained["onlstm"]["training"]["epochs"] == 2
+    assert trained["onlstm backward"]["training"]["epochs"] == 1
     recorded = json.loads(open(os.path.join(output, "run.json")).read())
     assert recorded["backward_epochs"] == 1
     # Resumed with more epochs: the forward model trains on, the backward
     # one keeps its recorded count.
     capsys.readouterr()
-    workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0,
-                        epochs=3)
+    model, recorded_training = run_api.recorded_configs(output)
+    run_api.train(run_api.plan_training(
+        output, model, dataclasses.replace(recorded_training, epochs=3),
+        resume=True), tiny_corpus(), verbose=0)
     out = capsys.readouterr().out
     assert "resuming after epoch 2 of 3" in out
     assert "onlstm backward: done, 1 epochs trained" in out
     assert epochs_in(output) == ["0", "1", "2"] and epochs_in(back) == ["0"]
     # Given anew on resume, it is recorded and trained to.
-    workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0,
-                        backward_epochs=2)
+    run_api.train(run_api.plan_training(output, resume=True, backward_epochs=2),
+               tiny_corpus(), verbose=0)
     assert epochs_in(output) == ["0", "1", "2"]
     assert epochs_in(back) == ["0", "1"]
     recorded = json.loads(open(os.path.join(output, "run.json")).read())
@@ -185,24 +186,26 @@ def test_backward_epochs_trains_the_backward_model_its_own_count(
     ("2", "both", "positive integer.*backward_epochs='2'"),
     (True, "both", "positive integer.*backward_epochs=True"),
     (1.5, "both", "positive integer.*backward_epochs=1.5"),
-    (2, "forward", "direction 'both'.*backward_epochs=2 with "
-                   "direction='forward'"),
+    (2, "forward", "directions 'both'.*backward_epochs=2 with "
+                   "directions='forward'"),
 ])
 def test_bad_backward_epochs_are_refused_before_anything_is_written(
         value, direction, message, tmp_path):
     output = tmp_path / "never"
     with pytest.raises(ValueError, match=r"`backward_epochs` "
                                          r"\(--backward-epochs\).*" + message):
-        workflow.train_runs(tiny_corpus(), str(output), direction=direction,
-                            backward_epochs=value)
+        run_api.plan_training(str(output), directions=direction,
+                           backward_epochs=value)
     assert not output.exists()
 
 
 def test_backward_epochs_takes_numpy_integers():
     import numpy as np
 
-    assert workflow.check_backward_epochs(np.int64(3), "both") == 3
-    assert workflow.check_backward_epochs(None, "forward") is None
+    plan = run_api.plan_training("never", directions="both",
+                              backward_epochs=np.int64(3))
+    assert plan.backward_epochs == 3 and type(plan.backward_epochs) is int
+    assert run_api.plan_training("never").backward_epochs is None
 
 
 def test_backward_epochs_flag_needs_direction_both(tmp_path, capsys):
@@ -210,10 +213,10 @@ def test_backward_epochs_flag_needs_direction_both(tmp_path, capsys):
     assert cli.main(["train", "--output", str(output),
                      "--backward-epochs", "2", *TINY]) == 2
     err = capsys.readouterr().err
-    assert "--backward-epochs" in err and "direction='forward'" in err
+    assert "--backward-epochs" in err and "directions='forward'" in err
     assert not output.exists()
     with pytest.raises(SystemExit) as stop:
-        cli.main(["train", "--output", str(output), "--direction", "both",
+        cli.main(["train", "--output", str(output), "--directions", "both",
                   "--backward-epochs", "0", *TINY])
     assert stop.value.code == 2
     assert "--backward-epochs" in capsys.readouterr().err
@@ -235,7 +238,7 @@ def both_run_started(request, tmp_path_factory):
     output = root / "model"
     run = Background([sys.executable, "-m", "on_lstm_keras.cli", "train",
                       "--language", "zh", "--corpus", str(corpus),
-                      "--output", str(output), "--direction", "both", *TINY])
+                      "--output", str(output), "--directions", "both", *TINY])
     yield corpus, output, run
     run.stop()
 
@@ -254,8 +257,8 @@ def test_direction_both_writes_both_runs_and_parses_with_both(
     backward = json.loads((output / "backward" / "run.json").read_text())
     assert forward["model"]["direction"] == "forward"
     assert backward["model"]["direction"] == "backward"
-    assert forward["train_direction"] == "both"
-    assert "train_direction" not in backward
+    assert forward["train_directions"] == "both"
+    assert "train_directions" not in backward
     assert (output / "backward" / "model.keras").exists()
     # The same vocabulary (built from the sentences as written).
     assert ((output / "vocab.json").read_text()
@@ -269,7 +272,7 @@ def test_direction_both_writes_both_runs_and_parses_with_both(
     assert all(w in flat for w in ("我们", "喜欢", "数学"))
     # A new run never overwrites it, the backward half included.
     assert cli.main(["train", "--language", "zh", "--corpus", str(corpus),
-                     "--output", str(output), "--direction", "both",
+                     "--output", str(output), "--directions", "both",
                      *TINY]) == 2
     assert "holds a training checkpoint" in capsys.readouterr().err
 
@@ -277,10 +280,10 @@ def test_direction_both_writes_both_runs_and_parses_with_both(
 def test_resume_refuses_a_direction_the_run_cannot_take(both_run, capsys):
     corpus, output = both_run
     assert cli.main(["train", "--language", "zh", "--corpus", str(corpus),
-                     "--output", str(output), "--direction", "backward",
+                     "--output", str(output), "--directions", "backward",
                      "--resume", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "--direction backward" in err and "reads forward" in err
+    assert "--directions backward" in err and "reads forward" in err
 
 
 # ---- the halves of the Sinica sample, the table, the saved default ----

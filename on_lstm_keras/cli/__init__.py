@@ -7,50 +7,19 @@
 
 import argparse
 import sys
-import warnings
 
 from on_lstm_keras import __version__
-
 from on_lstm_keras.cli._args import quiet_tensorflow
 from on_lstm_keras.cli.evaluate import add_evaluate_arguments
 from on_lstm_keras.cli.evaluate import run_evaluate
 from on_lstm_keras.cli.parse import add_parse_arguments
-from on_lstm_keras.cli.parse import format_parse
-from on_lstm_keras.cli.parse import read_input_sentences
 from on_lstm_keras.cli.parse import run_parse
-from on_lstm_keras.cli.train import DEFAULT_OUTPUT
 from on_lstm_keras.cli.train import add_train_arguments
-from on_lstm_keras.cli.train import check_output
-from on_lstm_keras.cli.train import check_resume_corpus
-from on_lstm_keras.cli.train import check_train_flags
-from on_lstm_keras.cli.train import configs_from_args
-from on_lstm_keras.cli.train import run_training
-from on_lstm_keras.cli.train import settings_from_args
+from on_lstm_keras.cli.train import run_train
+from on_lstm_keras.models.training import TrainingDiverged
+from on_lstm_keras.utils.lock import DirectoryLocked
 
-__all__ = [
-    "DEFAULT_OUTPUT", "add_evaluate_arguments", "add_parse_arguments",
-    "add_train_arguments", "build_parser", "check_output",
-    "check_resume_corpus", "check_train_flags", "configs_from_args",
-    "format_parse", "main", "quiet_tensorflow", "read_input_sentences",
-    "run_evaluate", "run_parse", "run_training", "settings_from_args",
-]
-
-
-def __getattr__(name):
-    # `cli.PRESETS` of older versions: each preset as flat settings.
-    if name == "PRESETS":
-        from on_lstm_keras import config
-
-        warnings.warn(
-            "on_lstm_keras.cli.PRESETS is deprecated; use "
-            "on_lstm_keras.config.PRESETS (pairs of ModelConfig, "
-            "TrainingConfig)", DeprecationWarning, stacklevel=2)
-        flat = {}
-        for preset, pair in config.PRESETS.items():
-            flat[preset] = config.flat_settings(*pair)
-            del flat[preset]["recurrent"]
-        return flat
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["build_parser", "main"]
 
 
 def build_parser():
@@ -74,25 +43,18 @@ def main(argv=None):
     interrupted. Errors print one line, no traceback."""
     quiet_tensorflow()
     args = build_parser().parse_args(argv)
-    from on_lstm_keras.utils.lock import DirectoryLocked
-
-    diverged = ()  # Keras starts only for the commands that need a model.
-    if args.command == "train":
-        from on_lstm_keras.models.training import TrainingDiverged
-
-        diverged = TrainingDiverged
 
     def error(message):
         print(f"on-lstm {args.command}: error: {message}", file=sys.stderr)
 
     try:
         if args.command == "train":
-            run_training(args, args.language)
+            run_train(args)
         elif args.command == "parse":
             run_parse(args)
         else:
             run_evaluate(args)
-    except diverged as e:
+    except TrainingDiverged as e:
         error(e)
         return 1
     except (FileNotFoundError, FileExistsError, ValueError, LookupError,

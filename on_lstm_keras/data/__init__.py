@@ -12,7 +12,6 @@ from on_lstm_keras.data.corpus import Corpus
 from on_lstm_keras.data.corpus import chinese_script
 from on_lstm_keras.data.corpus import in_reading_order
 from on_lstm_keras.data.corpus import load_corpus
-from on_lstm_keras.data.corpus import load_corpus_of_run
 from on_lstm_keras.data.tokenizers import JiebaTokenizer
 from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
 from on_lstm_keras.data.tokenizers import get_tokenizer
@@ -36,7 +35,6 @@ __all__ = [
     "get_tokenizer",
     "in_reading_order",
     "load_corpus",
-    "load_corpus_of_run",
     "peoples_daily_sentences",
     "ptb_lm_splits",
     "read_sentences",

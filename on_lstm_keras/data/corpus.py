@@ -2,8 +2,8 @@
 the Chinese script it is written in.
 
 `load_corpus` reads any corpus the package knows (`data.corpora`) and
-segments it (`data.tokenizers`); `load_corpus_of_run` reads again the corpus
-a run was trained on, from the settings its `run.json` recorded.
+segments it (`data.tokenizers`); the `Corpus` records how, so that
+`runs.load_corpus_of_run` can read it again for a resumed run.
 """
 
 import dataclasses
@@ -192,19 +192,3 @@ def in_reading_order(sentences, direction="forward"):
     if direction == "forward":
         return list(sentences)
     return [list(reversed(s)) for s in sentences]
-
-
-def load_corpus_of_run(output_dir, progress=True):
-    """The corpus a run in `output_dir` was trained on (for `--resume`)."""
-    from on_lstm_keras.models.saving import read_run_info
-
-    info = read_run_info(output_dir)
-    settings = info.get("corpus_settings")
-    if settings is None:
-        raise FileNotFoundError(
-            f"--resume: {output_dir} holds no run to resume (no run.json "
-            "with the corpus settings)"
-        )
-    if "script" not in settings and "script" in info:
-        settings = {**settings, "script": info["script"]}  # an older run
-    return load_corpus(**settings, progress=progress)

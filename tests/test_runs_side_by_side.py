@@ -1,9 +1,10 @@
-"""Training runs side by side (`train_runs(side_by_side=True)`,
-`on_lstm_keras._side_by_side`): each run in a process of its own, the
+"""Training runs side by side (`runs.train(side_by_side=True)`,
+`on_lstm_keras.runs.side_by_side`): each run in a process of its own, the
 same models as one after another, errors and Ctrl-C passed back, and the
 choice of `"auto"`."""
 
 import csv
+import dataclasses
 import os
 import pickle
 
@@ -11,8 +12,10 @@ import keras
 import numpy as np
 import pytest
 
-from on_lstm_keras import _side_by_side
-from on_lstm_keras import workflow
+from on_lstm_keras import runs
+from on_lstm_keras.config import ModelConfig
+from on_lstm_keras.runs import side_by_side as _side_by_side
+from on_lstm_keras.runs import training
 
 from test_train_directions import TINY_MODEL
 from test_train_directions import TINY_TRAINING
@@ -40,26 +43,27 @@ def test_thread_share_splits_the_cores_evenly():
 
 
 def test_auto_trains_side_by_side_only_where_it_pays(monkeypatch):
-    monkeypatch.setattr(_side_by_side, "cpu_cores", lambda: 2)
-    assert workflow.resolve_side_by_side("auto", 2) is True
-    assert workflow.resolve_side_by_side("auto", 1) is False
-    assert workflow.resolve_side_by_side(True, 1) is False  # nothing to pair
-    assert workflow.resolve_side_by_side(False, 3) is False
-    assert workflow.resolve_side_by_side("auto", 2, data_parallel=True) is False
-    monkeypatch.setattr(_side_by_side, "cpu_cores", lambda: 1)
-    assert workflow.resolve_side_by_side("auto", 2) is False
-    assert workflow.resolve_side_by_side(True, 2) is True
+    monkeypatch.setattr(training, "cpu_cores", lambda: 2)
+    assert runs.resolve_side_by_side("auto", 2) is True
+    assert runs.resolve_side_by_side("auto", 1) is False
+    assert runs.resolve_side_by_side(True, 1) is False  # nothing to pair
+    assert runs.resolve_side_by_side(False, 3) is False
+    assert runs.resolve_side_by_side("auto", 2, data_parallel=True) is False
+    monkeypatch.setattr(training, "cpu_cores", lambda: 1)
+    assert runs.resolve_side_by_side("auto", 2) is False
+    assert runs.resolve_side_by_side(True, 2) is True
     for bad in ("yes", 1, None):
         with pytest.raises(ValueError, match=r"`side_by_side` "
                            r"\(--side-by-side\).*side_by_side=" + repr(bad)):
-            workflow.resolve_side_by_side(bad, 2)
+            runs.resolve_side_by_side(bad, 2)
 
 
 def test_a_bad_value_is_refused_before_anything_is_written(tmp_path):
     output = tmp_path / "never"
+    plan = runs.plan_training(str(output), TINY_MODEL, TINY_TRAINING,
+                              directions="both")
     with pytest.raises(ValueError, match="side_by_side='both'"):
-        workflow.train_runs(tiny_corpus(), str(output), direction="both",
-                            side_by_side="both")
+        runs.train(plan, tiny_corpus(), side_by_side="both")
     assert not output.exists()
 
 
@@ -76,11 +80,15 @@ def weights(directory):
 def test_side_by_side_trains_the_models_one_after_another_would(
         tmp_path, capsys):
     one, two = str(tmp_path / "one"), str(tmp_path / "two")
-    kwargs = dict(direction="both", verbose=0, model_config=TINY_MODEL,
-                  training_config=TINY_TRAINING)
-    after = workflow.train_runs(tiny_corpus(), one, side_by_side=False, **kwargs)
+    def plan(output):
+        return runs.plan_training(output, TINY_MODEL, TINY_TRAINING,
+                                  directions="both")
+
+    after = runs.train(plan(one), tiny_corpus(), side_by_side=False,
+                       verbose=0)
     capsys.readouterr()
-    beside = workflow.train_runs(tiny_corpus(), two, side_by_side=True, **kwargs)
+    beside = runs.train(plan(two), tiny_corpus(), side_by_side=True,
+                        verbose=0)
     out = capsys.readouterr().out
     assert "Training onlstm, onlstm backward side by side" in out
     assert "[onlstm backward] " in out  # the child's lines, named
@@ -95,7 +103,7 @@ def test_side_by_side_trains_the_models_one_after_another_would(
         for x, y in zip(weights(os.path.join(one, sub)),
                         weights(os.path.join(two, sub))):
             np.testing.assert_allclose(x, y, atol=1e-5)
-    assert beside["onlstm"]["train_direction"] == "both"
+    assert beside["onlstm"]["train_directions"] == "both"
     assert beside["onlstm backward"]["model"]["direction"] == "backward"
 
 
@@ -114,10 +122,11 @@ def test_ctrl_c_in_one_run_keeps_both_runs_and_resume_finishes(
                        + os.environ.get("PYTHONPATH", ""))
     output = str(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
-        workflow.train_runs(
-            tiny_corpus(), output, direction="both", verbose=0,
-            side_by_side=True, callbacks=[InterruptBackwardAtEpoch1()],
-            model_config=TINY_MODEL, training_config=TINY_TRAINING)
+        runs.train(
+            runs.plan_training(output, TINY_MODEL, TINY_TRAINING,
+                               directions="both"),
+            tiny_corpus(), verbose=0, side_by_side=True,
+            callbacks=[InterruptBackwardAtEpoch1()])
     err = capsys.readouterr().err
     # Said of the run that stopped, not of the one that had finished.
     assert err.count("run again with --resume") == 1
@@ -125,36 +134,41 @@ def test_ctrl_c_in_one_run_keeps_both_runs_and_resume_finishes(
     # The forward run finished; the backward one kept its first epoch.
     assert len(history(output)) == 2
     assert len(history(os.path.join(output, "backward"))) == 1
-    runs = workflow.train_runs(tiny_corpus(), output, resume=True, verbose=0,
-                               side_by_side=True)
+    trained = runs.train(runs.plan_training(output, resume=True),
+                         tiny_corpus(), verbose=0, side_by_side=True)
     out = capsys.readouterr().out
     assert "onlstm: done, 2 epochs trained" in out
     assert "resuming after epoch 1 of 2" in out
     assert len(history(os.path.join(output, "backward"))) == 2
-    assert runs["onlstm backward"]["results"]["test_perplexity"] > 1
+    assert trained["onlstm backward"]["results"]["test_perplexity"] > 1
 
 
 def test_an_error_in_a_run_reaches_the_caller(tmp_path):
-    good = dict(corpus=tiny_corpus(), output_dir=str(tmp_path / "a"),
-                verbose=0, model_config=TINY_MODEL,
-                training_config=TINY_TRAINING, epochs=1)
-    bad = dict(good, output_dir=str(tmp_path / "b"), hidden_size=-3)
+    (run,) = runs.plan_training(
+        str(tmp_path / "a"), TINY_MODEL,
+        dataclasses.replace(TINY_TRAINING, epochs=1)).runs
+    good = (training.train_run, dict(run=run, corpus=tiny_corpus(),
+                                     verbose=0))
+    # The child raises `ModelConfig`'s ValueError, pickled back.
+    bad = (ModelConfig, dict(hidden_size=-3))
     with pytest.raises(ValueError, match=r"hidden_size=-3"):
         _side_by_side.train_side_by_side([good, bad], ["good", "bad"])
     # The other run was trained to its end all the same.
     assert len(history(tmp_path / "a")) == 1
-    assert not (tmp_path / "b" / "model.keras").exists()
 
 
 def test_runs_that_cannot_be_pickled_are_refused_before_any_starts(tmp_path):
-    job = dict(corpus=tiny_corpus(), output_dir=str(tmp_path / "a"),
-               callbacks=[keras.callbacks.LambdaCallback(
-                   on_epoch_end=lambda *a: None)])
+    (run,) = runs.plan_training(str(tmp_path / "a"), TINY_MODEL,
+                                TINY_TRAINING).runs
+    job = (training.train_run, dict(
+        run=run, corpus=tiny_corpus(),
+        callbacks=[keras.callbacks.LambdaCallback(
+            on_epoch_end=lambda *a: None)]))
     with pytest.raises(ValueError, match="run 'lambda' must be picklable"):
         _side_by_side.train_side_by_side([job, job], ["lambda", "twin"])
     assert not (tmp_path / "a").exists()
     with pytest.raises(ValueError, match="2 jobs and 1 names"):
-        _side_by_side.train_side_by_side([{}, {}], ["x"])
+        _side_by_side.train_side_by_side([job, job], ["x"])
 
 
 def test_an_error_that_cannot_be_read_back_still_says_what_happened(tmp_path):

@@ -1,20 +1,22 @@
-"""The run-recording steps of `workflow` that `workflow.train` and
-`examples/lm_chinese.py` share: `record_run`, `resume_configs`,
+"""The run-recording steps of `runs.training` that `runs.train` takes for
+each model: `record_run`, the resumed configs of `plan_training`,
 `prepare_resume`, `finished_run` and `score_run`, checked on a tiny
 hand-made corpus against `run.json` contents written out by hand.
 """
 
+import dataclasses
 import json
 import os
 
 import numpy as np
 import pytest
 
-from on_lstm_keras import workflow
+from on_lstm_keras import runs
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.config import TrainingConfig
 from on_lstm_keras.data.corpus import Corpus
 from on_lstm_keras.data.vocabulary import Vocabulary
+from on_lstm_keras.runs import training
 
 TRAIN = [["the", "cat", "sat"], ["the", "dog", "sat"], ["a", "cat", "ran"]]
 VALID = [["the", "cat", "sat"], ["the", "dog"]]
@@ -64,7 +66,7 @@ def tiny_corpus():
 def recorded(directory):
     corpus = tiny_corpus()
     vocab = Vocabulary.build(corpus.train, min_count=2)
-    return workflow.record_run(str(directory), corpus, vocab, MODEL, TRAINING,
+    return training.record_run(str(directory), corpus, vocab, MODEL, TRAINING,
                                language="en")
 
 
@@ -103,7 +105,7 @@ def test_record_run_info_replaces_a_field_and_script_is_recorded(tmp_path):
     corpus = tiny_corpus()
     corpus.script = "traditional"
     vocab = Vocabulary.build(corpus.train)
-    info = workflow.record_run(str(tmp_path), corpus, vocab, MODEL, TRAINING,
+    info = training.record_run(str(tmp_path), corpus, vocab, MODEL, TRAINING,
                                tokenizer={"name": "jieba"}, note="x")
     assert info["script"] == "traditional"
     assert info["tokenizer"] == {"name": "jieba"}
@@ -122,28 +124,41 @@ def test_record_run_refuses_a_checkpoint_and_writes_nothing(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["checkpoint", "run.json"]
 
 
+def resume_configs(directory, **changes):
+    """The configs `plan_training` resumes the run in `directory` with,
+    given its recorded configs with `changes`."""
+    model, training = runs.recorded_configs(str(directory))
+    model_changes = {k: v for k, v in changes.items()
+                     if k in ModelConfig.field_names()}
+    training_changes = {k: v for k, v in changes.items()
+                        if k in TrainingConfig.field_names()}
+    plan = runs.plan_training(
+        str(directory), dataclasses.replace(model, **model_changes),
+        dataclasses.replace(training, **training_changes), resume=True)
+    (run,) = plan.runs
+    assert run.resume
+    return run.model_config, run.training_config
+
+
 def test_resume_configs_takes_epochs_and_learning_rate_only(tmp_path):
     recorded(tmp_path)
-    model, training = workflow.resume_configs(str(tmp_path))
+    model, training = resume_configs(tmp_path)
     assert same_config(model.to_dict(), MODEL_JSON, ModelConfig)
     assert same_config(training.to_dict(), TRAINING_JSON, TrainingConfig)
 
-    model, training = workflow.resume_configs(
-        str(tmp_path), {"epochs": 5, "learning_rate": 0.5, "hidden_size": 8,
-                        "bptt": 3})
+    model, training = resume_configs(
+        tmp_path, epochs=5, learning_rate=0.5, hidden_size=8, bptt=3)
     assert same_config(model.to_dict(), MODEL_JSON, ModelConfig)
     assert same_config(training.to_dict(), {
         **TRAINING_JSON, "epochs": 5, "learning_rate": 0.5}, TrainingConfig)
-    # The old name of `recurrent` is read too.
-    workflow.resume_configs(str(tmp_path), {"cell": "onlstm"})
 
     with pytest.raises(ValueError, match=r"`hidden_size` cannot change.*"
                        r"hidden_size=8\).*hidden_size=16"):
-        workflow.resume_configs(str(tmp_path), {"hidden_size": 16})
-    with pytest.raises(ValueError, match=r"`recurrent` cannot change"):
-        workflow.resume_configs(str(tmp_path), {"cell": "lstm"})
+        resume_configs(tmp_path, hidden_size=16)
+    with pytest.raises(ValueError, match=r"`bptt` cannot change"):
+        resume_configs(tmp_path, bptt=4)
     with pytest.raises(FileNotFoundError, match="holds no run to resume"):
-        workflow.resume_configs(str(tmp_path / "empty"))
+        runs.plan_training(str(tmp_path / "empty"), resume=True)
 
 
 def test_prepare_resume_records_changes_and_sets_a_new_learning_rate(tmp_path):
@@ -151,21 +166,20 @@ def test_prepare_resume_records_changes_and_sets_a_new_learning_rate(tmp_path):
     before = (tmp_path / "run.json").read_bytes()
 
     # Nothing changed: no callback, run.json untouched.
-    _, same = workflow.resume_configs(str(tmp_path))
-    assert workflow.prepare_resume(str(tmp_path), same) == []
+    _, same = resume_configs(tmp_path)
+    assert training.prepare_resume(str(tmp_path), same) == []
     assert (tmp_path / "run.json").read_bytes() == before
 
     # More epochs: recorded, the optimizer's rate kept.
-    _, longer = workflow.resume_configs(str(tmp_path), {"epochs": 4})
-    assert workflow.prepare_resume(str(tmp_path), longer) == []
+    _, longer = resume_configs(tmp_path, epochs=4)
+    assert training.prepare_resume(str(tmp_path), longer) == []
     assert same_config(read_json(tmp_path / "run.json")["training"], {
         **TRAINING_JSON, "epochs": 4}, TrainingConfig)
 
     # A new rate: recorded, and a scheduler that sets it every epoch,
     # whatever rate the checkpoint restored.
-    _, slower = workflow.resume_configs(
-        str(tmp_path), {"epochs": 4, "learning_rate": 1e-4})
-    callbacks = workflow.prepare_resume(str(tmp_path), slower)
+    _, slower = resume_configs(tmp_path, epochs=4, learning_rate=1e-4)
+    callbacks = training.prepare_resume(str(tmp_path), slower)
     assert len(callbacks) == 1
     assert [callbacks[0].schedule(e, 2e-3) for e in (0, 3)] == [1e-4, 1e-4]
     info = read_json(tmp_path / "run.json")
@@ -179,15 +193,15 @@ def test_finished_run_needs_results_and_the_epochs(tmp_path):
     (tmp_path / "checkpoint").mkdir()
     (tmp_path / "checkpoint" / "training_metadata.json").write_text(
         '{"epoch": 2}')
-    assert workflow.finished_run(str(tmp_path), 2) is None  # not scored
+    assert training.finished_run(str(tmp_path), 2) is None  # not scored
     with open(tmp_path / "run.json", encoding="utf-8") as f:
         info = json.load(f)
     info["results"] = {"valid_perplexity": 5.0, "test_perplexity": 6.0}
     (tmp_path / "run.json").write_text(json.dumps(info), encoding="utf-8")
-    assert workflow.finished_run(str(tmp_path), 2) == info
-    assert workflow.finished_run(str(tmp_path), 1) == info
-    assert workflow.finished_run(str(tmp_path), 3) is None
-    assert workflow.finished_run(str(tmp_path / "none"), 1) is None
+    assert training.finished_run(str(tmp_path), 2) == info
+    assert training.finished_run(str(tmp_path), 1) == info
+    assert training.finished_run(str(tmp_path), 3) is None
+    assert training.finished_run(str(tmp_path / "none"), 1) is None
 
 
 @pytest.mark.backend
@@ -211,7 +225,7 @@ def test_score_run_records_the_best_models_results(tmp_path):
     test_ids = vocab.encode_sentences(TEST)
     # a, bird unknown; sat; <eos>; the, cat; <eos>
     assert test_ids == [1, 1, 5, 2, 3, 4, 2]
-    info = workflow.score_run(str(tmp_path), valid_ids, test_ids, 12.345)
+    info = training.score_run(str(tmp_path), valid_ids, test_ids, 12.345)
 
     # Embedding 6x4; each ON-LSTM layer: 4 gates of 8 units and 2 master
     # gates of 8/4 = 2 levels, so 36 columns of kernel, recurrent kernel
@@ -232,22 +246,34 @@ def test_score_run_records_the_best_models_results(tmp_path):
     assert same_config(info["model"], MODEL_JSON, ModelConfig)  # kept
 
 
-def test_the_lock_is_public_in_workflow(tmp_path):
-    with workflow.output_lock(str(tmp_path)):
+def test_the_lock_is_public_in_runs(tmp_path):
+    with runs.output_lock(str(tmp_path)):
         assert (tmp_path / ".lock").read_text().strip() == str(os.getpid())
-    assert issubclass(workflow.DirectoryLocked, RuntimeError)
+    assert issubclass(runs.DirectoryLocked, RuntimeError)
     assert not (tmp_path / ".lock").exists()
 
 
 def test_interrupted_message_names_the_saved_epoch(tmp_path):
-    assert workflow.interrupted_message(str(tmp_path)) == (
+    assert training.interrupted_message(str(tmp_path)) == (
         f"Interrupted before the first epoch ended: no epoch was saved in "
         f"{tmp_path}; run the command again to start training.")
     (tmp_path / "checkpoint").mkdir()
     meta = tmp_path / "checkpoint" / "training_metadata.json"
     meta.write_text('{"epoch": 3}')
-    assert workflow.interrupted_message(str(tmp_path)) == (
+    assert training.interrupted_message(str(tmp_path)) == (
         f"Interrupted: epoch 3, the last finished, is saved in {tmp_path}; "
         "run again with --resume to continue.")
     meta.write_text('{"epo')  # cut short: nothing to continue from
-    assert "no epoch was saved" in workflow.interrupted_message(str(tmp_path))
+    assert "no epoch was saved" in training.interrupted_message(str(tmp_path))
+
+
+def test_recorded_configs_read_back_what_the_run_recorded(tmp_path):
+    recorded(tmp_path)
+    assert runs.recorded_configs(str(tmp_path)) == (MODEL, TRAINING)
+    info = read_json(tmp_path / "run.json")
+    info["model"] = {"hidden": 3}
+    (tmp_path / "run.json").write_text(json.dumps(info), encoding="utf-8")
+    with pytest.raises(ValueError, match="has no field 'hidden'"):
+        runs.recorded_configs(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="holds no run to resume"):
+        runs.recorded_configs(str(tmp_path / "none"))

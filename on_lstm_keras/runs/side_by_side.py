@@ -1,19 +1,17 @@
 """Several trainings at once, each in a process of its own.
 
-`workflow.train_runs(side_by_side=True)` trains its planned runs (the
-forward and the backward model of `--direction both`) this way. On a CPU a
+`runs.train(plan, corpus, side_by_side=True)` trains its planned runs (the
+forward and the backward model of `--directions both`) this way. On a CPU a
 language model's training step does not keep two cores busy (small matrix
 products, one time step after another), while two processes with one
-thread each do: on 2 cores the `small` preset's pair of models trained
-in 0.63 of the time it took one after the other (1,266 s against 1,997 s,
-huge pages included, see `HUGE_PAGES`).
+thread each do.
 
-Each run is `workflow.train(**job)` in a fresh Python process
-(`python -m on_lstm_keras._side_by_side JOB RESULT`), given a share of the
-CPU threads; its output is printed with the run's name in front. A fresh
-interpreter, not `multiprocessing`, so that a script without a
-`__main__` guard (the examples are notebooks) is not run again in the
-child.
+Each job is a pair `(function, kwargs)`, called as `function(**kwargs)` in
+a fresh Python process given a share of the CPU threads; its output is
+printed with the run's name in front. A fresh interpreter, not
+`multiprocessing`, so that a script without a `__main__` guard (the
+examples are notebooks) is not run again in the child. The function is
+pickled by reference, so this module needs to know nothing of training.
 """
 
 import os
@@ -43,12 +41,10 @@ def thread_share(runs, cores=None):
 
 # glibc's malloc hands every block above 32 MB (a batch's logits over a
 # 10,000-word vocabulary are 45 MB) to the kernel and takes it back, so
-# each training step touches hundreds of megabytes of fresh 4 kB pages:
-# the `small` preset's run took 270 million page faults and a quarter of
-# its CPU time in the kernel. With this tunable (glibc 2.35 and later; other
-# C libraries ignore it) those blocks get 2 MB pages where the kernel
-# allows them (transparent huge pages on "madvise" or "always"), and a
-# training step took 365-430 ms instead of 500 ms on a 2-core CPU.
+# each training step touches hundreds of megabytes of fresh 4 kB pages.
+# With this tunable (glibc 2.35 and later; other C libraries ignore it)
+# those blocks get 2 MB pages where the kernel allows them (transparent
+# huge pages on "madvise" or "always"), and far fewer page faults.
 HUGE_PAGES = "glibc.malloc.hugetlb=1"
 
 
@@ -82,18 +78,18 @@ def _relay(stream, prefix):
 
 
 def train_side_by_side(jobs, names, threads=None):
-    """Runs `workflow.train(**job)` for every job at once, each in its own
-    process.
+    """Runs `function(**kwargs)` for every job `(function, kwargs)` at once,
+    each in its own process.
 
     Args:
-        jobs: Keyword arguments of `workflow.train`, one dict a run; they
-            are pickled (the corpus, the configs and the callbacks must
-            be picklable).
+        jobs: `(function, kwargs)` pairs, one a run; they are pickled (the
+            function by reference, so a module-level one; the corpus, the
+            configs and the callbacks in `kwargs` must be picklable).
         names: A name for each run, printed before its lines.
         threads: Threads of each process; default `thread_share`.
 
     Returns:
-        The `run.json` dict of each run, in the order of `jobs`.
+        What each function returned, in the order of `jobs`.
 
     Raises:
         KeyboardInterrupt: Ctrl-C. It reaches every child too (they share
@@ -128,8 +124,7 @@ def train_side_by_side(jobs, names, threads=None):
             with open(job_path, "wb") as f:
                 f.write(data)
             process = subprocess.Popen(
-                [sys.executable, "-m", "on_lstm_keras._side_by_side",
-                 job_path, result_path],
+                [sys.executable, "-c", _CHILD, job_path, result_path],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                 bufsize=1, env=child_environment(threads))
             relay = threading.Thread(
@@ -175,13 +170,20 @@ def _read_outcome(path, returncode):
             f"be read back ({e!r}); its output above says why"))
 
 
-def _main(job_path, result_path):
-    with open(job_path, "rb") as f:
-        job = pickle.load(f)
-    from on_lstm_keras.workflow import train_job
+# The child's program: `python -c` rather than `-m`, which would run this
+# module a second time beside the copy its package imports.
+_CHILD = ("import sys; from on_lstm_keras.runs.side_by_side import run_child; "
+          "sys.exit(run_child(*sys.argv[1:]))")
 
+
+def run_child(job_path, result_path):
+    """A child's work: calls the pickled `(function, kwargs)` in
+    `job_path` and pickles `("ok", result)`, `("interrupted", None)` or
+    `("error", exception)` into `result_path`; returns the exit status."""
+    with open(job_path, "rb") as f:
+        function, kwargs = pickle.load(f)
     try:
-        outcome = ("ok", train_job(job))
+        outcome = ("ok", function(**kwargs))
     except KeyboardInterrupt:
         outcome = ("interrupted", None)
     except Exception as e:
@@ -196,7 +198,3 @@ def _main(job_path, result_path):
         with open(tmp, "wb") as f:
             pickle.dump(outcome, f)
     return 0 if outcome[0] == "ok" else 1
-
-
-if __name__ == "__main__":
-    sys.exit(_main(*sys.argv[1:]))
