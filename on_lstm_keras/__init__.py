@@ -28,6 +28,7 @@ with native_logs_filtered():
     from on_lstm_keras import models
     from on_lstm_keras import parsing
     from on_lstm_keras import rrnn
+    from on_lstm_keras import runs
     from on_lstm_keras.layers import ONLSTM
     from on_lstm_keras.layers import ONLSTMCell
     from on_lstm_keras.ops import cumax
@@ -51,4 +52,5 @@ __all__ = [
     "parsing",
     "reverse_cumax",
     "rrnn",
+    "runs",
 ]
