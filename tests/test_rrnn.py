@@ -998,15 +998,11 @@ def test_paper_distance_equals_brute_force_minimum():
     np.testing.assert_allclose(np_(got), expected, rtol=1e-4)
 
 
-def test_tree_distance_layer_config_and_old_configs():
+def test_tree_distance_layer_config():
     layer = RRNNTreeDistance(0.1, isomorphic=False)
     config = layer.get_config()
     assert config["internal_only"] and not config["isomorphic"]
     assert RRNNTreeDistance.from_config(config).get_config() == config
-    old = {key: value for key, value in config.items()
-           if key not in ("internal_only", "isomorphic")}
-    loaded = RRNNTreeDistance.from_config(old)
-    assert not loaded.internal_only and not loaded.isomorphic
 
 
 def test_gru_target_nodes_and_tree_distance_layer():

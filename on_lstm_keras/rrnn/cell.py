@@ -23,21 +23,8 @@ from on_lstm_keras.rrnn.trees import normalize_tree
 from on_lstm_keras.rrnn.trees import tree_to_names
 
 SELECTIONS = ("hard", "soft", "forced")
-# Search options added after version 0.1.0; a config without them loads
-# with them off, as it was saved.
-LEGACY_SEARCH_OPTIONS = ("break_symmetry", "unique_roots", "merge_prior")
 VARIANTS = ("rrnn", "rrnn_gru")
 CANDIDATE_NORMS = (None, "score", "value")
-
-
-def with_legacy_search_options(config):
-    """A copy of a saved cell or layer config, with the search options
-    that configs saved before them lack (version 0.1.0) set off, so that
-    such a model loads as it was."""
-    config = dict(config)
-    for key in LEGACY_SEARCH_OPTIONS:
-        config.setdefault(key, False)
-    return config
 
 
 def _names(argument, value, allowed):
@@ -184,8 +171,7 @@ class RRNNCell(TreeSearch, Layer):
             not only the candidate's value, can decide. With the two
             options above, every tree (merges 0 and 1 on tuples 0 and 1,
             no duplicate of an unused node) is then reachable by the hard
-            search. Configs saved before these three options existed
-            load with all three off.
+            search.
         variant: `"rrnn"` (default, the full search) or `"rrnn_gru"` (the
             paper's RRNN-GRU, the authors' planB code): the GRU tree's
             skeleton (`gru_tree()`: its children, operations and
@@ -589,7 +575,3 @@ class RRNNCell(TreeSearch, Layer):
         }
         base_config = super().get_config()
         return {**base_config, **config}
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**with_legacy_search_options(config))

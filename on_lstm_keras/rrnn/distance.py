@@ -249,8 +249,7 @@ class RRNNTreeDistance(Layer):
         weight: Non-negative float, weight of the term (the reference code
             uses 0.003).
         internal_only: Boolean (default `True`), see `tree_distance`.
-        isomorphic: Boolean (default `True`), see `tree_distance`. A config
-            saved without these two loads with both off, as it was saved.
+        isomorphic: Boolean (default `True`), see `tree_distance`.
 
     Example:
 
@@ -311,12 +310,3 @@ class RRNNTreeDistance(Layer):
             "internal_only": self.internal_only,
             "isomorphic": self.isomorphic,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        # Saved before the paper's distance was the default (0.1.0): load
-        # the distance it was saved with.
-        config.setdefault("internal_only", False)
-        config.setdefault("isomorphic", False)
-        return cls(**config)

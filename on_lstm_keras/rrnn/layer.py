@@ -19,7 +19,6 @@ from on_lstm_keras.utils.rnn import check_sequence_rank
 from on_lstm_keras.utils.rnn import insert_extra_masks
 from on_lstm_keras.utils.rnn import insert_extras
 from on_lstm_keras.rrnn.cell import RRNNCell
-from on_lstm_keras.rrnn.cell import with_legacy_search_options
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
 from on_lstm_keras.rrnn.trees import DEFAULT_ACTIVATIONS
 from on_lstm_keras.rrnn.trees import OPERATIONS
@@ -116,7 +115,7 @@ class RRNN(RNN):
             `False`; needs `input_dim == units`).
         break_symmetry, unique_roots, merge_prior: The search options that
             make every tree reachable (default `True` each; see
-            `RRNNCell`). A config saved without them loads with them off.
+            `RRNNCell`).
         read_inputs: Keep only trees whose root reads `x_t` and `h_{t-1}`
             (default `False`; see `RRNNCell`).
         variant: `"rrnn"` (default) or `"rrnn_gru"` (the paper's RRNN-GRU:
@@ -569,4 +568,4 @@ class RRNN(RNN):
 
     @classmethod
     def from_config(cls, config):
-        return cls(**with_legacy_search_options(config))
+        return cls(**config)
