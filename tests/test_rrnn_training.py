@@ -12,11 +12,11 @@ import pytest
 from keras import ops
 
 from on_lstm_keras.rrnn import RRNN
-from on_lstm_keras.rrnn.training import best_per_batch_and_step
-from on_lstm_keras.rrnn.training import fit_search_and_fix
-from on_lstm_keras.rrnn.training import most_frequent_tree
-from on_lstm_keras.rrnn.training import replaying
-from on_lstm_keras.rrnn.training import split_weights
+from on_lstm_keras.rrnn import fit_search_and_fix
+from on_lstm_keras.rrnn import replaying
+from on_lstm_keras.rrnn import split_weights
+from on_lstm_keras.rrnn.replay import best_per_batch_and_step
+from on_lstm_keras.rrnn.replay import most_frequent_tree
 
 
 

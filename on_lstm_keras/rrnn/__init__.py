@@ -23,8 +23,9 @@ Modules:
     `nodes`: node values brought to one width.
     `training`: `fit_search_and_fix` (two optimisers; search and fixing
         stages, as the authors trained; the fixing stage replays one best
-        tree, or the best tree of each batch and step), `replaying` and
-        `split_weights`.
+        tree, or the best tree of each batch and step) and `split_weights`.
+    `replay`: `replaying` (a cell run as forced trees in a `with` block)
+        and reading the trees a search picked.
 """
 
 from on_lstm_keras.rrnn.cell import RRNNCell
@@ -33,6 +34,7 @@ from on_lstm_keras.rrnn.distance import tree_distance
 from on_lstm_keras.rrnn.gru import gru_tree
 from on_lstm_keras.rrnn.gru import prefer_tree
 from on_lstm_keras.rrnn.layer import RRNN
+from on_lstm_keras.rrnn.replay import replaying
 from on_lstm_keras.rrnn.trees import most_common_trees
 from on_lstm_keras.rrnn.trees import normalize_tree
 from on_lstm_keras.rrnn.trees import tree_expression
@@ -49,6 +51,7 @@ __all__ = [
     "most_common_trees",
     "normalize_tree",
     "prefer_tree",
+    "replaying",
     "split_weights",
     "tree_distance",
     "tree_expression",
