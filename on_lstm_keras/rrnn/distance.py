@@ -287,13 +287,14 @@ class RRNNTreeDistance(Layer):
     Example:
 
     >>> import numpy as np
-    >>> from on_lstm_keras.rrnn import RRNN
+    >>> from on_lstm_keras.rrnn import RRNN, SearchConfig
     >>> x = np.random.random((2, 4, 3)).astype("float32")
     >>> gru = keras.layers.GRU(5, reset_after=False, return_sequences=True)
     >>> _ = gru(x)
     >>> target = RRNN.from_gru(gru, return_trees=True, return_nodes=True)
-    >>> layer = RRNN(5, score_units=4, return_sequences=True,
-    ...              return_trees=True, return_nodes=True)
+    >>> layer = RRNN(5, search_config=SearchConfig(score_units=4),
+    ...              return_sequences=True, return_trees=True,
+    ...              return_nodes=True)
     >>> _, trees, nodes = layer(x)
     >>> _, t_trees, t_nodes = target(x)
     >>> tuple(RRNNTreeDistance(0.003)([trees, nodes, t_trees, t_nodes]).shape)

@@ -19,33 +19,15 @@ from on_lstm_keras.utils.rnn import check_sequence_rank
 from on_lstm_keras.utils.rnn import insert_extra_masks
 from on_lstm_keras.utils.rnn import insert_extras
 from on_lstm_keras.rrnn.cell import RRNNCell
+from on_lstm_keras.rrnn.config import SEARCH_FIELDS
+from on_lstm_keras.rrnn.config import TREE_FIELDS
+from on_lstm_keras.rrnn.config import TUPLE_FIELDS
+from on_lstm_keras.rrnn.config import configs_from_flat
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
-from on_lstm_keras.rrnn.trees import DEFAULT_ACTIVATIONS
-from on_lstm_keras.rrnn.trees import OPERATIONS
 from on_lstm_keras.rrnn.trees import most_common_trees
 from on_lstm_keras.rrnn.trees import tree_expression
 
-_CELL_ARGS = (
-    "units",
-    "iterations",
-    "tuples",
-    "score_units",
-    "selection",
-    "pool",
-    "tree",
-    "operations",
-    "activations",
-    "margin",
-    "bounded",
-    "identity_init",
-    "fixed_identity",
-    "tie_input_kernel",
-    "break_symmetry",
-    "unique_roots",
-    "merge_prior",
-    "read_inputs",
-    "variant",
-    "candidate_norm",
+_WEIGHT_ARGS = (
     "kernel_initializer",
     "recurrent_initializer",
     "bias_initializer",
@@ -57,6 +39,10 @@ _CELL_ARGS = (
     "kernel_constraint",
     "recurrent_constraint",
     "bias_constraint",
+)
+# The keys of the cell's config that the layer's config repeats.
+_CELL_ARGS = (
+    ("units",) + TREE_FIELDS + SEARCH_FIELDS + TUPLE_FIELDS + _WEIGHT_ARGS
 )
 
 
@@ -93,36 +79,16 @@ class RRNN(RNN):
 
     Args:
         units: Positive integer, dimensionality of the output space.
-        iterations: Merges per step `N̄` (default 9, as for GRU).
-        tuples: Number `K` of `(L, R, b)` tuples (default 4).
-        score_units: Hidden units of the score MLP (default 16; the
-            reference code uses 64); 0 for a linear score.
-        selection: `"hard"` (default), `"soft"` or `"forced"`.
-        pool: `"all"` (default, the paper) or `"roots"` (the code).
-        tree: The forced tree, with `selection="forced"` only.
-        operations: Binary operations, default `("add", "multiply")`.
-        activations: Activations, default `("sigmoid", "tanh",
-            "one_minus", "identity")`; `"relu"` may be added.
-        margin: `M` of the margin term (default 1.0).
-        bounded: Only allow identity, one-minus and relu candidates whose
-            pre-activation lies in (−1, 1) (default `True`; see `RRNNCell`).
+        tree_config: A `TreeConfig` (default `TreeConfig()`): merges per
+            step, tuples, operations, activations, selection, pool, the
+            forced tree and the variant (see `RRNNCell`).
+        search_config: A `SearchConfig` (default `SearchConfig()`): the
+            score MLP's size, the margin `M` and the search options.
+        tuple_config: A `TupleConfig` (default `TupleConfig()`): the
+            identity start of the last tuple, whether it stays fixed, and
+            whether `x` shares `L_k`.
         margin_weight: Non-negative float (default 0): weight of the margin
             term this layer adds with `add_loss`.
-        identity_init: Start the last tuple as `(I, I, 0)` (default `True`).
-        fixed_identity: Keep it there through training (default `False`;
-            see `RRNNCell`).
-        tie_input_kernel: `x` shares `L_k` with the other nodes (default
-            `False`; needs `input_dim == units`).
-        break_symmetry, unique_roots, merge_prior: The search options that
-            make every tree reachable (default `True` each; see
-            `RRNNCell`).
-        read_inputs: Keep only trees whose root reads `x_t` and `h_{t-1}`
-            (default `False`; see `RRNNCell`).
-        variant: `"rrnn"` (default) or `"rrnn_gru"` (the paper's RRNN-GRU:
-            the GRU tree with a searched tuple per non-gate merge; see
-            `RRNNCell`).
-        candidate_norm: `None` (default), `"score"` or `"value"`: batch
-            normalisation of the candidates (see `RRNNCell`).
         kernel_initializer, recurrent_initializer, bias_initializer,
         score_initializer: Initializers (see `RRNNCell`).
         kernel_regularizer, recurrent_regularizer, bias_regularizer,
@@ -165,9 +131,10 @@ class RRNN(RNN):
     Example:
 
     >>> import numpy as np
-    >>> from on_lstm_keras.rrnn import RRNN
+    >>> from on_lstm_keras.rrnn import RRNN, SearchConfig, TreeConfig
     >>> x = np.random.random((2, 5, 6)).astype("float32")
-    >>> layer = RRNN(8, iterations=4, score_units=4, return_trees=True)
+    >>> layer = RRNN(8, TreeConfig(iterations=4), SearchConfig(score_units=4),
+    ...              return_trees=True)
     >>> output, trees = layer(x)
     >>> tuple(output.shape), tuple(trees.shape)
     ((2, 8), (2, 5, 4, 5))
@@ -183,26 +150,10 @@ class RRNN(RNN):
     def __init__(
         self,
         units,
-        iterations=9,
-        tuples=4,
-        score_units=16,
-        selection="hard",
-        pool="all",
-        tree=None,
-        operations=OPERATIONS,
-        activations=DEFAULT_ACTIVATIONS,
-        margin=1.0,
+        tree_config=None,
+        search_config=None,
+        tuple_config=None,
         margin_weight=0.0,
-        bounded=True,
-        identity_init=True,
-        fixed_identity=False,
-        tie_input_kernel=False,
-        break_symmetry=True,
-        unique_roots=True,
-        merge_prior=True,
-        read_inputs=False,
-        variant="rrnn",
-        candidate_norm=None,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -227,25 +178,9 @@ class RRNN(RNN):
         margin_weight = check.non_negative_float("margin_weight", margin_weight)
         cell = RRNNCell(
             units,
-            iterations=iterations,
-            tuples=tuples,
-            score_units=score_units,
-            selection=selection,
-            pool=pool,
-            tree=tree,
-            operations=operations,
-            activations=activations,
-            margin=margin,
-            bounded=bounded,
-            identity_init=identity_init,
-            fixed_identity=fixed_identity,
-            tie_input_kernel=tie_input_kernel,
-            break_symmetry=break_symmetry,
-            unique_roots=unique_roots,
-            merge_prior=merge_prior,
-            read_inputs=read_inputs,
-            variant=variant,
-            candidate_norm=candidate_norm,
+            tree_config=tree_config,
+            search_config=search_config,
+            tuple_config=tuple_config,
             kernel_initializer=kernel_initializer,
             recurrent_initializer=recurrent_initializer,
             bias_initializer=bias_initializer,
@@ -279,7 +214,7 @@ class RRNN(RNN):
     # -- GRU as a special case -------------------------------------------
 
     @classmethod
-    def from_gru(cls, gru, selection="forced", **kwargs):
+    def from_gru(cls, gru, tree_config=None, **kwargs):
         """An RRNN equal to a built `keras.layers.GRU(reset_after=False)`.
 
         The GRU's kernel `[W_z | W_r | W_h]`, recurrent kernel
@@ -291,27 +226,29 @@ class RRNN(RNN):
         `tie_input_kernel=True`, they are the GRU kernel). The GRU's
         `return_sequences`, `return_state` and `go_backwards` are kept.
 
-        With `selection="hard"` or `"soft"` the same weights start a tree
-        search, and, when the cell has a merge prior (`merge_prior=True`,
+        With a `tree_config` whose `selection` is `"hard"` or `"soft"` the
+        same weights start a tree search, and, when the cell has a merge prior (`merge_prior=True`,
         the default) and `iterations=9`, the prior is set to the GRU tree
         and the score kernel to zero (`prefer_tree`): the hard search then
         picks `gru_tree()` at every step and its output equals the GRU's,
         a warm start from which training moves the tree. Without a merge
         prior only the weights are copied, and a value-only score need not
-        find the GRU tree from them. `tree` is not used.
+        find the GRU tree from them.
 
         Args:
             gru: A built `keras.layers.GRU` with `reset_after=False`,
                 `activation="tanh"`, `recurrent_activation="sigmoid"`.
-            selection: `"forced"` (default), `"hard"` or `"soft"`.
-            **kwargs: Other `RRNN` arguments (`iterations` must stay 9 and
-                `tuples` at least 4 for the GRU tree; `operations` and
-                `activations` must hold the names the GRU tree uses).
+            tree_config: A `TreeConfig`; default: the forced GRU tree,
+                `TreeConfig(selection="forced", tree=gru_tree())`. Its
+                `iterations` must stay 9 and `tuples` at least 4, and its
+                `operations` and `activations` must hold the names the GRU
+                tree uses.
+            **kwargs: Other `RRNN` arguments.
 
         Returns:
             A built `RRNN`.
         """
-        return rrnn_from_gru(cls, gru, selection=selection, **kwargs)
+        return rrnn_from_gru(cls, gru, tree_config=tree_config, **kwargs)
 
     # -- the recurrence ---------------------------------------------------
 
@@ -552,6 +489,9 @@ class RRNN(RNN):
     activations = _cell_property("activations")
     margin = _cell_property("margin")
     variant = _cell_property("variant")
+    tree_config = _cell_property("tree_config")
+    search_config = _cell_property("search_config")
+    tuple_config = _cell_property("tuple_config")
 
     def get_config(self):
         cell_config = self.cell.get_config()
@@ -568,4 +508,12 @@ class RRNN(RNN):
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        tree_config, search_config, tuple_config, rest = configs_from_flat(
+            config
+        )
+        return cls(
+            tree_config=tree_config,
+            search_config=search_config,
+            tuple_config=tuple_config,
+            **rest,
+        )
