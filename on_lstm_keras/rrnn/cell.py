@@ -288,6 +288,17 @@ class RRNNCell(TreeSearch, Layer):
                 f"units={self.units}"
             )
         self.input_dim = int(input_dim)
+        self._build_tuple_weights(input_dim)
+        self.score_hidden_kernel = None
+        self.score_hidden_bias = None
+        self.score_kernel = None
+        self.merge_prior_weight = None
+        if self.selection != "forced":  # forced: nothing to score
+            self._build_score_weights()
+        self.built = True
+
+    def _build_tuple_weights(self, input_dim):
+        """`kernel` (unless tied), `left_kernel`, `right_kernel`, `bias`."""
         K, units = self.tuples, self.units
         if self.tie_input_kernel:
             self.kernel = None
@@ -332,12 +343,10 @@ class RRNNCell(TreeSearch, Layer):
             regularizer=self.bias_regularizer,
             constraint=self.bias_constraint,
         )
-        self.score_hidden_kernel = None
-        self.score_hidden_bias = None
-        self.score_kernel = None
-        if self.selection == "forced":  # no candidates, nothing to score
-            self.built = True
-            return
+
+    def _build_score_weights(self):
+        """The score MLP's weights and the merge prior."""
+        units = self.units
         if self.score_units:
             self.score_hidden_kernel = self.add_weight(
                 shape=(units, self.score_units),
@@ -359,7 +368,6 @@ class RRNNCell(TreeSearch, Layer):
             initializer=self.score_initializer,
             regularizer=self.score_regularizer,
         )
-        self.merge_prior_weight = None
         if self.merge_prior:
             self.merge_prior_weight = self.add_weight(
                 shape=(self.merge_prior_offsets()[1],),
@@ -367,7 +375,6 @@ class RRNNCell(TreeSearch, Layer):
                 initializer="zeros",
                 regularizer=self.score_regularizer,
             )
-        self.built = True
 
     # -- the computation --------------------------------------------------
 

@@ -24,6 +24,9 @@ from on_lstm_keras.rrnn.config import TREE_FIELDS
 from on_lstm_keras.rrnn.config import TUPLE_FIELDS
 from on_lstm_keras.rrnn.config import configs_from_flat
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
+from on_lstm_keras.rrnn.recurrence import step_inputs
+from on_lstm_keras.rrnn.recurrence import tree_step_function
+from on_lstm_keras.rrnn.recurrence import unpack_extras
 from on_lstm_keras.rrnn.trees import most_common_trees
 from on_lstm_keras.rrnn.trees import tree_expression
 
@@ -313,81 +316,29 @@ class RRNN(RNN):
         if nest.is_nested(mask):
             mask = mask[0]
         cell = self.cell
-        units, iterations = cell.units, cell.iterations
         x_proj = cell.input_projection(sequences)
-        node_kernel = cell.node_kernel()
-        with_nodes = self.return_nodes
         extras = self._needs_extras
-        zero_masked = self.zero_output_for_mask
-        proj_size = x_proj.shape[-1]
-        # The step mask travels with the inputs (so `go_backwards` reverses
-        # it too) and is applied here rather than by the backend loop, whose
-        # handling assumes the output is as wide as the first state.
-        parts = [x_proj]
-        if with_nodes:
-            parts.append(ops.cast(sequences, x_proj.dtype))
-        if mask is not None:
-            parts.append(ops.cast(ops.expand_dims(mask, -1), x_proj.dtype))
-        step_inputs = ops.concatenate(parts, axis=-1) if len(parts) > 1 else (
-            x_proj
-        )
-
-        # Per-step trees (`training.replaying` with one tree per step): the
-        # loop is unrolled, so `step` runs once per step, in order.
+        # Per-step trees (`replaying` with one tree per step): the loop is
+        # unrolled, so `step` runs once per step, in order.
         step_trees = cell.step_trees
         if step_trees is not None and sequences.shape[1] != len(step_trees):
             raise ValueError(
                 f"The replayed trees are for {len(step_trees)} steps, "
                 f"received inputs with {sequences.shape[1]} steps"
             )
-        counter = [0]
-
-        def step(inputs, states):
-            h_tm1 = states[0]
-            if step_trees is not None:
-                index = counter[0]
-                counter[0] += 1
-                if self.go_backwards:
-                    index = len(step_trees) - 1 - index
-                cell.tree = step_trees[index]
-            x = None
-            if with_nodes:
-                x = inputs[:, proj_size : proj_size + sequences.shape[-1]]
-            result = cell.tree_step(
-                inputs[:, :proj_size], h_tm1, node_kernel, x=x
-            )
-            h = result["h"]
-            output = h
-            trees = ops.cast(result["trees"], h.dtype)
-            margin = result["margin"]
-            nodes = result.get("nodes")
-            if mask is not None:
-                keep = inputs[:, -1:] > 0.5  # (batch, 1)
-                h = ops.where(keep, h, h_tm1)
-                output = (
-                    ops.where(keep, output, ops.zeros_like(output))
-                    if zero_masked
-                    else h
-                )
-                margin = ops.where(keep[:, 0], margin, 0.0)
-                trees = ops.where(keep[:, :, None], trees, -1.0)
-                if with_nodes:
-                    nodes = ops.where(keep[:, :, None], nodes, 0.0)
-            if extras:
-                batch = ops.shape(h)[0]
-                packed = [
-                    output,
-                    ops.expand_dims(margin, -1),
-                    ops.reshape(trees, (batch, -1)),
-                ]
-                if with_nodes:
-                    packed.append(ops.reshape(nodes, (batch, -1)))
-                output = ops.concatenate(packed, axis=-1)
-            return output, [h]
-
+        step = tree_step_function(
+            cell,
+            node_kernel=cell.node_kernel(),
+            widths=(x_proj.shape[-1], sequences.shape[-1]),
+            masked=mask is not None,
+            with_nodes=self.return_nodes,
+            pack=extras,
+            zero_output_for_mask=self.zero_output_for_mask,
+            go_backwards=self.go_backwards,
+        )
         last_output, outputs, states = backend_rnn(
             step,
-            step_inputs,
+            step_inputs(x_proj, sequences, mask, self.return_nodes),
             list(initial_state),
             go_backwards=self.go_backwards,
             mask=None,
@@ -396,24 +347,11 @@ class RRNN(RNN):
             return_all_outputs=self.return_sequences or extras,
         )
         if extras:
-            batch = ops.shape(outputs)[0]
-            steps = ops.shape(outputs)[1]
-            margin = outputs[..., units]
-            trees = ops.reshape(
-                outputs[..., units + 1 : units + 1 + 5 * iterations],
-                (batch, steps, iterations, 5),
+            margin, trees, nodes, outputs, last_output = unpack_extras(
+                cell, outputs, last_output, self.return_nodes
             )
-            trees = ops.cast(ops.round(trees), "int32")
-            nodes = None
-            if with_nodes:
-                nodes = ops.reshape(
-                    outputs[..., units + 1 + 5 * iterations :],
-                    (batch, steps, cell.num_slots, cell.node_width),
-                )
             # Handed to `call`, which runs this method and returns them.
             self._step_extras = (margin, trees, nodes, mask)
-            outputs = outputs[..., :units]
-            last_output = last_output[..., :units]
         return last_output, outputs, states
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
