@@ -22,6 +22,34 @@ def rrnn_from_gru(cls, gru, tree_config=None, **kwargs):
 
     The body of `RRNN.from_gru`, which documents the arguments.
     """
+    _check_gru(gru)
+    if tree_config is None:
+        tree_config = TreeConfig(selection="forced", tree=gru_tree())
+    if tree_config.tuples < 4:
+        raise ValueError(
+            "Argument `tuples` must be at least 4 for the GRU tree, "
+            f"received: tuples={tree_config.tuples}"
+        )
+    kwargs.setdefault("return_sequences", gru.return_sequences)
+    kwargs.setdefault("return_state", gru.return_state)
+    kwargs.setdefault("go_backwards", gru.go_backwards)
+    kwargs.setdefault("dtype", gru.dtype_policy)
+    layer = cls(gru.units, tree_config=tree_config, **kwargs)
+    layer.build((None, None, gru.cell.kernel.shape[0]))
+    _copy_gru_weights(layer.cell, gru)
+    cell = layer.cell
+    if (
+        cell.selection != "forced"
+        and cell.merge_prior
+        and cell.iterations == len(gru_tree())
+    ):
+        prefer_tree(cell, gru_tree())
+    return layer
+
+
+def _check_gru(gru):
+    """Raises a `ValueError` unless `gru` is a built GRU that the GRU tree
+    computes."""
     if not isinstance(gru, keras.layers.GRU):
         raise ValueError(
             "Argument `gru` must be a keras.layers.GRU, "
@@ -49,23 +77,14 @@ def rrnn_from_gru(cls, gru, tree_config=None, **kwargs):
                 f"Argument `gru` must use {name}={expected!r}, "
                 f"received: {name}={got!r}"
             )
-    if tree_config is None:
-        tree_config = TreeConfig(selection="forced", tree=gru_tree())
-    if tree_config.tuples < 4:
-        raise ValueError(
-            "Argument `tuples` must be at least 4 for the GRU tree, "
-            f"received: tuples={tree_config.tuples}"
-        )
-    kwargs.setdefault("return_sequences", gru.return_sequences)
-    kwargs.setdefault("return_state", gru.return_state)
-    kwargs.setdefault("go_backwards", gru.go_backwards)
-    kwargs.setdefault("dtype", gru.dtype_policy)
-    layer = cls(gru.units, tree_config=tree_config, **kwargs)
+
+
+def _copy_gru_weights(cell, gru):
+    """The GRU's weights into tuples 0-2 of the built `cell`, `(I, I, 0)`
+    into tuple 3."""
     kernel = ops.convert_to_numpy(gru.cell.kernel)
     recurrent = ops.convert_to_numpy(gru.cell.recurrent_kernel)
-    input_dim, units = kernel.shape[0], gru.units
-    layer.build((None, None, input_dim))
-    cell = layer.cell
+    units = gru.units
     if cell.tie_input_kernel:
         gru_blocks = [("left_kernel", kernel)]
     else:
@@ -85,13 +104,6 @@ def rrnn_from_gru(cls, gru, tree_config=None, **kwargs):
         bias[: 3 * units] = 0.0
     bias[3 * units : 4 * units] = 0.0
     cell.bias.assign(bias)
-    if (
-        cell.selection != "forced"
-        and cell.merge_prior
-        and cell.iterations == len(gru_tree())
-    ):
-        prefer_tree(cell, gru_tree())
-    return layer
 
 
 def prefer_tree(cell, tree, strength=1.0):
