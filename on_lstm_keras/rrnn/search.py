@@ -141,28 +141,7 @@ class TreeSearch:
         # used[:, s] = 1 once slot s has been a child (for `unique_roots`).
         used = ops.zeros((batch, self.num_slots), dtype=dtype)
         margin = ops.zeros((batch,), dtype=dtype)
-        alive = None
-        if (
-            self.pool == "roots"
-            and self.selection != "forced"
-            and self.variant == "rrnn"
-        ):
-            alive = ops.concatenate(
-                [
-                    ops.ones((batch, NUM_LEAVES), dtype=dtype),
-                    ops.zeros((batch, self.iterations), dtype=dtype),
-                ],
-                axis=1,
-            )
-        # reads[:, s] = which of (x, h) slot s's subtree holds (for
-        # `read_inputs`; needs the single tree of pool "roots").
-        reads = None
-        if alive is not None and self.read_inputs:
-            start = np.zeros((1, self.num_slots, 2), dtype="float32")
-            start[0, 0, 0] = start[0, 1, 1] = 1.0
-            reads = ops.zeros((batch, self.num_slots, 2), dtype=dtype) + (
-                ops.cast(ops.convert_to_tensor(start), dtype)
-            )
+        alive, reads = self._roots_state(batch, dtype)
         for n in range(self.iterations):
             if self.variant == "rrnn_gru":
                 value, choice, merge_margin = self._skeleton_merge(
@@ -180,25 +159,7 @@ class TreeSearch:
                 value, choice, merge_margin, alive = self._search(
                     n, left, right, bias, alive, choices, used, reads
                 )
-                if reads is not None:
-                    both = ops.one_hot(
-                        choice[:, 0], self.num_slots, dtype=dtype
-                    ) + ops.one_hot(choice[:, 1], self.num_slots, dtype=dtype)
-                    new_reads = ops.max(
-                        reads * ops.expand_dims(both, -1), axis=1
-                    )  # (batch, 2)
-                    slot = ops.one_hot(
-                        NUM_LEAVES + n, self.num_slots, dtype=dtype
-                    )[None, :, None]
-                    reads = reads + slot * ops.expand_dims(new_reads, 1)
-                if self.unique_roots:
-                    used = ops.maximum(
-                        used,
-                        ops.one_hot(choice[:, 0], self.num_slots, dtype=dtype)
-                        + ops.one_hot(
-                            choice[:, 1], self.num_slots, dtype=dtype
-                        ),
-                    )
+                reads, used = self._track_children(n, choice, reads, used)
                 choices.append(choice)
                 margin = margin + merge_margin
             values.append(value)
@@ -215,16 +176,74 @@ class TreeSearch:
             trees = ops.stack(choices, axis=1)
         result = {"h": values[-1], "trees": trees, "margin": margin}
         if x is not None:
-            width = self.node_width
-            leaves = [
-                pad_to_width(ops.cast(x, dtype), width),
-                pad_to_width(h_tm1, width),
-                ops.zeros((batch, width), dtype=dtype),
-            ]
-            result["nodes"] = ops.stack(
-                leaves + [pad_to_width(v, width) for v in values], axis=1
-            )
+            result["nodes"] = self._node_values(x, h_tm1, values)
         return result
+
+    def _roots_state(self, batch, dtype):
+        """`(alive, reads)` at the start of a step: `alive[:, s]` = 1 while
+        slot `s` is a root (pool "roots" of a search; else `None`);
+        `reads[:, s]` = which of (x, h) slot `s`'s subtree holds (for
+        `read_inputs`, which needs the single tree of pool "roots"; else
+        `None`)."""
+        alive = None
+        if (
+            self.pool == "roots"
+            and self.selection != "forced"
+            and self.variant == "rrnn"
+        ):
+            alive = ops.concatenate(
+                [
+                    ops.ones((batch, NUM_LEAVES), dtype=dtype),
+                    ops.zeros((batch, self.iterations), dtype=dtype),
+                ],
+                axis=1,
+            )
+        reads = None
+        if alive is not None and self.read_inputs:
+            start = np.zeros((1, self.num_slots, 2), dtype="float32")
+            start[0, 0, 0] = start[0, 1, 1] = 1.0
+            reads = ops.zeros((batch, self.num_slots, 2), dtype=dtype) + (
+                ops.cast(ops.convert_to_tensor(start), dtype)
+            )
+        return alive, reads
+
+    def _track_children(self, n, choice, reads, used):
+        """`(reads, used)` after merge `n` chose `choice`: the new node
+        reads what its children read, and the children are used (for
+        `unique_roots`)."""
+        dtype = used.dtype
+        if reads is not None:
+            both = ops.one_hot(
+                choice[:, 0], self.num_slots, dtype=dtype
+            ) + ops.one_hot(choice[:, 1], self.num_slots, dtype=dtype)
+            new_reads = ops.max(
+                reads * ops.expand_dims(both, -1), axis=1
+            )  # (batch, 2)
+            slot = ops.one_hot(
+                NUM_LEAVES + n, self.num_slots, dtype=dtype
+            )[None, :, None]
+            reads = reads + slot * ops.expand_dims(new_reads, 1)
+        if self.unique_roots:
+            used = ops.maximum(
+                used,
+                ops.one_hot(choice[:, 0], self.num_slots, dtype=dtype)
+                + ops.one_hot(choice[:, 1], self.num_slots, dtype=dtype),
+            )
+        return reads, used
+
+    def _node_values(self, x, h_tm1, values):
+        """Every slot's value, `(batch, 3 + iterations, node_width)`:
+        the leaves `x`, `h_tm1`, 0, then the generated `values`."""
+        width = self.node_width
+        batch, dtype = ops.shape(h_tm1)[0], h_tm1.dtype
+        leaves = [
+            pad_to_width(ops.cast(x, dtype), width),
+            pad_to_width(h_tm1, width),
+            ops.zeros((batch, width), dtype=dtype),
+        ]
+        return ops.stack(
+            leaves + [pad_to_width(v, width) for v in values], axis=1
+        )
 
     def _missing_leaves(self, n, reads, alive, pair_left, pair_right):
         """`(batch, pairs)`: how many of `x`, `h` no root holds after
