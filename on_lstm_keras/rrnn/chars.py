@@ -23,6 +23,7 @@ from on_lstm_keras.rrnn.config import TreeConfig
 from on_lstm_keras.rrnn.distance import RRNNTreeDistance
 from on_lstm_keras.rrnn.gru import prefer_tree
 from on_lstm_keras.rrnn.layer import RRNN
+from on_lstm_keras.rrnn.replay import replaying
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 from on_lstm_keras.rrnn.trees import gru_tree
 from on_lstm_keras.rrnn.trees import normalize_tree
@@ -39,16 +40,15 @@ __all__ = [
     "ALPHABET",
     "MODELS",
     "UNIFORM_BPC",
-    "at_least",
+    "add_experiment_arguments",
     "bpc",
     "char_sequences",
     "clean_text",
     "draw_settings",
+    "evaluate_full_rrnn",
     "failed",
     "full_rrnn_model",
     "is_gru_tree",
-    "lr_range",
-    "model_list",
     "print_schedule",
     "print_tree_report",
     "slots_under_root",
@@ -236,6 +236,42 @@ def full_rrnn_model(layer, gru, length, td_weight):
     return inputs, logits, trees, distance
 
 
+def evaluate_full_rrnn(layer, model_tensors, best_tree, valid_x, test_x):
+    """Logits, trees and tree distances of a `full_rrnn_model`.
+
+    Args:
+        layer: The full RRNN.
+        model_tensors: `(inputs, logits, trees, distance)` of
+            `full_rrnn_model`.
+        best_tree: The tree the fixing stage replayed, or `None`.
+        valid_x, test_x: The inputs scored.
+
+    Returns:
+        `(logits, test_trees, test_distance)`: `logits`, `[valid, test]`,
+        of the model running `best_tree` (its search when `None`); the
+        trees its search picks on `test_x` and their distances.
+    """
+    inputs, logits, trees, distance = model_tensors
+
+    def predict():
+        # Built afresh, so that it runs the cell as it is set now.
+        predictor = keras.Model(inputs, [logits, trees, distance])
+        valid_out = predictor.predict(valid_x, verbose=0, batch_size=64)
+        test_out = predictor.predict(test_x, verbose=0, batch_size=64)
+        return [valid_out[0], test_out[0]], test_out[1], test_out[2]
+
+    searched, test_trees, test_distance = predict()
+    if best_tree is None:
+        return searched, test_trees, test_distance
+    with replaying(layer.cell, best_tree):
+        fixed = predict()[0]
+    print("RRNN: the fixed tree is "
+          + ("the GRU tree" if is_gru_tree(layer, best_tree)
+             else "not the GRU tree")
+          + ": " + layer.tree_expression(np.array(best_tree)))
+    return fixed, test_trees, test_distance
+
+
 def slots_under_root(tree):
     """The slots the root's value depends on (a tree may leave merges
     unused with pool "all"): a set of slot numbers, the root's included.
@@ -253,7 +289,80 @@ def slots_under_root(tree):
 # -- flags ------------------------------------------------------------------
 
 
-def at_least(low):
+def add_experiment_arguments(parser):
+    """Adds the flags of `examples/rrnn_chars.py` to the argparse
+    `parser`: sizes, epochs, the random search, the models, and the RRNN
+    layers' settings. Counts, the learning-rate range and the model list
+    are checked as they are read."""
+    one, zero = _at_least(1), _at_least(0)
+    add = parser.add_argument
+    add("--train", type=one, default=10000,
+        help="training sequences of the GRU and RRNN-GRU (the paper's)")
+    add("--rrnn-train", type=one, default=1000,
+        help="training sequences of the full RRNN (the paper: 5,000)")
+    add("--valid", type=one, default=1000)
+    add("--test", type=one, default=2000)
+    add("--length", type=one, default=20, help="characters per sequence")
+    add("--units", type=one, default=100)
+    add("--epochs", type=one, default=6,
+        help="epochs of the GRU trials and the RRNN-GRU")
+    add("--rrnn-epochs", type=one, default=2,
+        help="epochs of the full RRNN's search stage")
+    add("--rrnn-fix-epochs", type=zero, default=20,
+        help="epochs of the full RRNN's fixing stage (0: none)")
+    add("--replay", default="tree", choices=("tree", "batch_step"),
+        help="what the fixing stage replays: the best tree at every step, "
+             "or the best tree of each training batch and step")
+    add("--replay-candidates", type=one, default=5,
+        help="with --replay tree: of each search epoch's this many most "
+             "frequent trees, replay the one whose replay does best")
+    add("--score-rate", type=_positive, default=None,
+        help="learning rate of the full RRNN's scoring weights (default: "
+             "the tuned GRU's)")
+    add("--gru-trials", type=one, default=3,
+        help="trials of the GRU's random search")
+    add("--lr-range", type=_lr_range, default="0.001,0.01",
+        help="LOW,HIGH: learning rates are drawn log-uniformly in it")
+    add("--models", type=_model_list, default=",".join(MODELS),
+        help=f"models to train, from {', '.join(MODELS)} (gru always)")
+    add("--score-units", type=int, default=16)
+    add("--pool", default="roots", choices=("all", "roots"))
+    add("--margin-weight", type=float, default=0.1)
+    add("--td-weight", type=float, default=0.003)
+    add("--l2", type=float, default=1e-8)
+    add("--rrnn-gru-start", default="gru", choices=("gru", "uniform"),
+        help="start the RRNN-GRU's mixtures leaning to the GRU's tuples, "
+             "or uniform (the authors' code)")
+    add("--prior-strength", type=float, default=4.0,
+        help="merge prior on the GRU's tuples at the RRNN-GRU's start")
+    add("--rrnn-gru-trials", type=zero, default=0,
+        help="tune the RRNN-GRU by the GRU's draws too (0: train it once at "
+             "the GRU's best setting)")
+    add("--trainable-identity", action="store_true",
+        help="let the RRNN-GRU's identity tuple (I, I, 0) train")
+    add("--rrnn-fixed-identity", action="store_true",
+        help="hold the full RRNN's identity tuple fixed too")
+    add("--rrnn-read-inputs", default=True,
+        action=argparse.BooleanOptionalAction,
+        help="keep the full RRNN's search to trees that read x_t and h_(t-1)")
+    add("--clipnorm", type=float, default=1.0,
+        help="gradient norm clipping of the RRNN models (0: none)")
+    add("--warm-start", action="store_true",
+        help="start the full RRNN at the tuned GRU (weights and tree)")
+    add("--top", type=int, default=5, help="most frequent trees shown")
+    add("--seed", type=int, default=0)
+    add("--json", action="store_true",
+        help="print the BPCs as JSON on the last line")
+
+
+def _positive(text):
+    if not float(text) > 0:
+        raise argparse.ArgumentTypeError(
+            f"must be positive, received {text}")
+    return float(text)
+
+
+def _at_least(low):
     """An argparse `type`: an integer of at least `low`."""
     def parse(text):
         if int(text) < low:
@@ -263,7 +372,7 @@ def at_least(low):
     return parse
 
 
-def lr_range(text):
+def _lr_range(text):
     """An argparse `type`: `"LOW,HIGH"` as `(low, high)`, `0 < low <=
     high`."""
     try:
@@ -277,7 +386,7 @@ def lr_range(text):
     return low, high
 
 
-def model_list(text):
+def _model_list(text):
     """An argparse `type`: comma-separated names from `MODELS`, `"gru"`
     among them, as a list in `MODELS`' order."""
     models = [m.strip() for m in text.split(",") if m.strip()]
