@@ -15,7 +15,10 @@ one state only.
 Modules:
     `cell`: `RRNNCell`, its weights and config.
     `search`: the tree search the cell runs at every step.
+    `candidates`: the candidates of a merge, their numbering and which the
+        search may pick.
     `layer`: the `RRNN` layer.
+    `recurrence`: the step function the layer runs over a sequence.
     `config`: `TreeConfig`, `SearchConfig` and `TupleConfig`, the cell's
         settings.
     `gru`: the GRU special case (the body of `RRNN.from_gru`) and
@@ -29,6 +32,8 @@ Modules:
         tree, or the best tree of each batch and step) and `split_weights`.
     `replay`: `replaying` (a cell run as forced trees in a `with` block)
         and reading the trees a search picked.
+    `chars`: the character-level experiment of `examples/rrnn_chars.py`
+        (data, bits per character, tuning, its models).
 """
 
 from on_lstm_keras.rrnn.cell import RRNNCell

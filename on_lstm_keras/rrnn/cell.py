@@ -11,6 +11,7 @@ from keras import tree as nest
 from keras.layers import Layer
 
 from on_lstm_keras.utils import validation as check
+from on_lstm_keras.rrnn.candidates import pair_tables
 from on_lstm_keras.rrnn.config import SearchConfig
 from on_lstm_keras.rrnn.config import TreeConfig
 from on_lstm_keras.rrnn.config import TupleConfig
@@ -20,7 +21,6 @@ from on_lstm_keras.rrnn.identity import fix_identity_block
 from on_lstm_keras.rrnn.identity import with_identity_block
 from on_lstm_keras.rrnn.identity import with_zero_block
 from on_lstm_keras.rrnn.search import TreeSearch
-from on_lstm_keras.rrnn.search import pair_tables
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 from on_lstm_keras.rrnn.trees import tree_to_names
 

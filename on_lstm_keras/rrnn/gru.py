@@ -11,7 +11,7 @@ import numpy as np
 from keras import ops
 
 from on_lstm_keras.rrnn.config import TreeConfig
-from on_lstm_keras.rrnn.search import candidate_index
+from on_lstm_keras.rrnn.candidates import candidate_index
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 from on_lstm_keras.rrnn.trees import gru_tree
 from on_lstm_keras.rrnn.trees import normalize_tree
