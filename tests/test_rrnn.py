@@ -21,6 +21,9 @@ from keras import ops
 from on_lstm_keras.rrnn import RRNN
 from on_lstm_keras.rrnn import RRNNCell
 from on_lstm_keras.rrnn import RRNNTreeDistance
+from on_lstm_keras.rrnn import SearchConfig
+from on_lstm_keras.rrnn import TreeConfig
+from on_lstm_keras.rrnn import TupleConfig
 from on_lstm_keras.rrnn import gru_tree
 from on_lstm_keras.rrnn import most_common_trees
 from on_lstm_keras.rrnn import tree_distance
@@ -251,7 +254,7 @@ def test_from_gru_tied_input_kernel_and_go_backwards():
     x = random_inputs((2, 5, units), seed=3)
     gru = keras.layers.GRU(units, reset_after=False, go_backwards=True)
     expected = gru(x)
-    layer = RRNN.from_gru(gru, tie_input_kernel=True)
+    layer = RRNN.from_gru(gru, tuple_config=TupleConfig(tie_input_kernel=True))
     assert layer.cell.kernel is None and layer.go_backwards
     np.testing.assert_allclose(np_(layer(x)), np_(expected), atol=1e-5)
 
@@ -259,7 +262,11 @@ def test_from_gru_tied_input_kernel_and_go_backwards():
 def test_from_gru_hard_search_starts_from_gru_weights():
     gru = keras.layers.GRU(3, reset_after=False)
     gru.build((None, None, 2))
-    layer = RRNN.from_gru(gru, selection="hard", iterations=2, score_units=2)
+    layer = RRNN.from_gru(
+        gru,
+        tree_config=TreeConfig(selection="hard", iterations=2),
+        search_config=SearchConfig(score_units=2),
+    )
     assert layer.selection == "hard" and layer.tree is None
     np.testing.assert_array_equal(
         np_(layer.cell.kernel)[:, :9], np_(gru.cell.kernel)
@@ -285,7 +292,7 @@ def test_from_gru_errors():
     gru = keras.layers.GRU(2, reset_after=False)
     gru.build((None, None, 3))
     with pytest.raises(ValueError, match="tuples"):
-        RRNN.from_gru(gru, tuples=3)
+        RRNN.from_gru(gru, tree_config=TreeConfig(tuples=3))
 
 
 # -- the search -------------------------------------------------------------
@@ -308,16 +315,14 @@ def test_search_matches_loop_reference(pool, selection, score_units,
     x = random_inputs((2, 3, 2), seed=4)
     layer = RRNN(
         3,
-        iterations=iterations,
-        tuples=2,
-        score_units=score_units,
-        selection=selection,
-        pool=pool,
-        activations=("sigmoid", "tanh", "one_minus", "identity", "relu"),
+        tree_config=TreeConfig(
+            iterations=iterations, tuples=2, selection=selection, pool=pool,
+            activations=("sigmoid", "tanh", "one_minus", "identity", "relu"),
+        ),
+        search_config=SearchConfig(score_units=score_units, **options),
         return_sequences=True,
         return_trees=True,
         margin_weight=0.5,
-        **options,
     )
     layer.build((None, None, 2))
     randomize(layer, seed=5)
@@ -369,8 +374,13 @@ def test_hard_search_picks_any_preferred_tree(pool, tree):
     every step, and the outputs equal the loop reference's."""
     from on_lstm_keras.rrnn import prefer_tree
 
-    layer = RRNN(3, iterations=len(tree), tuples=4, score_units=3, pool=pool,
-                 return_sequences=True, return_trees=True)
+    layer = RRNN(
+        3,
+        tree_config=TreeConfig(iterations=len(tree), tuples=4, pool=pool),
+        search_config=SearchConfig(score_units=3),
+        return_sequences=True,
+        return_trees=True,
+    )
     layer.build((None, None, 2))
     randomize(layer, seed=21)
     score_hidden = np_(layer.cell.score_hidden_kernel)
@@ -403,8 +413,11 @@ def test_from_gru_hard_search_equals_keras_gru(pool):
     x = random_inputs((3, 6, 4), seed=23)
     gru = keras.layers.GRU(5, reset_after=False, return_sequences=True)
     expected = np_(gru(x))
-    layer = RRNN.from_gru(gru, selection="hard", pool=pool,
-                          return_trees=True)
+    layer = RRNN.from_gru(
+        gru,
+        tree_config=TreeConfig(selection="hard", pool=pool),
+        return_trees=True,
+    )
     output, trees = layer(x)
     np.testing.assert_allclose(np_(output), expected, atol=1e-5)
     wanted = np.array([
@@ -490,9 +503,13 @@ def reference_rrnn_gru(layer, x):
 @backend
 def test_rrnn_gru_variant_matches_numpy(selection, candidate_norm):
     x = random_inputs((3, 3, 2), seed=26)
-    layer = RRNN(3, variant="rrnn_gru", selection=selection,
-                 candidate_norm=candidate_norm, score_units=2,
-                 return_sequences=True, return_trees=True)
+    layer = RRNN(
+        3,
+        tree_config=TreeConfig(variant="rrnn_gru", selection=selection),
+        search_config=SearchConfig(candidate_norm=candidate_norm, score_units=2),
+        return_sequences=True,
+        return_trees=True,
+    )
     layer.build((None, None, 2))
     randomize(layer, seed=27, scale=0.6)
     output, trees = layer(x)
@@ -520,7 +537,10 @@ def test_rrnn_gru_from_gru_equals_keras_gru():
     x = random_inputs((2, 5, 3), seed=28)
     gru = keras.layers.GRU(4, reset_after=False, return_sequences=True)
     expected = np_(gru(x))
-    layer = RRNN.from_gru(gru, selection="hard", variant="rrnn_gru")
+    layer = RRNN.from_gru(
+        gru,
+        tree_config=TreeConfig(selection="hard", variant="rrnn_gru"),
+    )
     np.testing.assert_allclose(np_(layer(x)), expected, atol=1e-5)
 
 
@@ -529,9 +549,14 @@ def test_fixed_identity_computes_with_the_identity_tuple():
     """With `fixed_identity` the stored last blocks are ignored: the output
     is the NumPy RRNN-GRU's with tuple 3 written as (I, I, 0)."""
     x = random_inputs((3, 4, 2), seed=29)
-    layer = RRNN(3, variant="rrnn_gru", selection="soft", score_units=2,
-                 fixed_identity=True, return_sequences=True,
-                 return_trees=True)
+    layer = RRNN(
+        3,
+        tree_config=TreeConfig(variant="rrnn_gru", selection="soft"),
+        search_config=SearchConfig(score_units=2),
+        tuple_config=TupleConfig(fixed_identity=True),
+        return_sequences=True,
+        return_trees=True,
+    )
     layer.build((None, None, 2))
     randomize(layer, seed=30, scale=0.6)  # the identity blocks too
     stored = np_(layer.cell.left_kernel)[:, 9:]
@@ -555,8 +580,13 @@ def test_fixed_identity_stays_through_adam(fixed):
     keras.utils.set_random_seed(31)
     x = random_inputs((8, 5, 3), seed=31)
     y = random_inputs((8, 5, 4), seed=32)
-    layer = RRNN(4, variant="rrnn_gru", selection="soft", score_units=2,
-                 fixed_identity=fixed, return_sequences=True)
+    layer = RRNN(
+        4,
+        tree_config=TreeConfig(variant="rrnn_gru", selection="soft"),
+        search_config=SearchConfig(score_units=2),
+        tuple_config=TupleConfig(fixed_identity=fixed),
+        return_sequences=True,
+    )
     model = keras.Sequential([keras.Input((5, 3)), layer])
     start = {v.name: np_(v).copy() for v in layer.cell.weights}
     model.compile(keras.optimizers.Adam(0.05), loss="mse")
@@ -576,7 +606,10 @@ def test_fixed_identity_stays_through_adam(fixed):
 
 def test_fixed_identity_needs_identity_init():
     with pytest.raises(ValueError, match="identity_init=False"):
-        RRNN(3, fixed_identity=True, identity_init=False)
+        RRNN(
+            3,
+            tuple_config=TupleConfig(fixed_identity=True, identity_init=False),
+        )
 
 
 @pytest.mark.parametrize(
@@ -590,16 +623,17 @@ def test_fixed_identity_needs_identity_init():
      ({"candidate_norm": "layer"}, "candidate_norm='layer'")],
 )
 def test_variant_arguments_are_checked(kwargs, match):
+    # `from_config` sorts the keys into the three configs.
     with pytest.raises(ValueError, match=match):
-        RRNN(3, **kwargs)
+        RRNN.from_config({"units": 3, **kwargs})
 
 
 def test_legacy_search_cannot_hold_two_leaf_only_nodes():
     """Why the options exist: without them, two merges of the leaves alone
     always pick the same candidate (a value-only score sees the same
     values), so the GRU's z and r can never both appear."""
-    layer = RRNN(3, iterations=4, tuples=2, score_units=2,
-                 return_trees=True, **LEGACY)
+    layer = RRNN(3, TreeConfig(iterations=4, tuples=2),
+                 SearchConfig(score_units=2, **LEGACY), return_trees=True)
     layer.build((None, None, 2))
     randomize(layer, seed=24)
     _, trees = layer(random_inputs((4, 5, 2), seed=25))
@@ -612,8 +646,12 @@ def test_nodes_and_trees_describe_the_computation():
     """Recomputing each node from the returned tree gives the nodes output;
     with `bounded` (the default) every generated node lies in [-1, 2]."""
     layer = RRNN(
-        3, iterations=4, tuples=2, score_units=0, return_sequences=True,
-        return_trees=True, return_nodes=True,
+        3,
+        tree_config=TreeConfig(iterations=4, tuples=2),
+        search_config=SearchConfig(score_units=0),
+        return_sequences=True,
+        return_trees=True,
+        return_nodes=True,
     )
     x = random_inputs((2, 3, 5), seed=10) * 3
     layer.build((None, None, 5))
@@ -642,11 +680,20 @@ def test_nodes_and_trees_describe_the_computation():
 
 def test_rrnn_cell_in_keras_rnn_equals_layer():
     x = random_inputs((2, 4, 3), seed=12)
-    layer = RRNN(4, iterations=2, score_units=2, return_sequences=True)
+    layer = RRNN(
+        4,
+        tree_config=TreeConfig(iterations=2),
+        search_config=SearchConfig(score_units=2),
+        return_sequences=True,
+    )
     layer.build((None, None, 3))
     randomize(layer, seed=13)
     rnn = keras.layers.RNN(
-        RRNNCell(4, iterations=2, score_units=2), return_sequences=True
+        RRNNCell(
+            4,
+            tree_config=TreeConfig(iterations=2),
+            search_config=SearchConfig(score_units=2),
+        ), return_sequences=True
     )
     rnn.build((None, None, 3))
     rnn.set_weights(layer.get_weights())
@@ -659,8 +706,12 @@ def test_rrnn_cell_in_keras_rnn_equals_layer():
 def test_output_shapes_and_specs():
     for return_sequences, return_state in [(False, False), (True, True)]:
         layer = RRNN(
-            4, iterations=3, return_sequences=return_sequences,
-            return_state=return_state, return_trees=True, return_nodes=True,
+            4,
+            tree_config=TreeConfig(iterations=3),
+            return_sequences=return_sequences,
+            return_state=return_state,
+            return_trees=True,
+            return_nodes=True,
         )
         shapes = [tuple(s) for s in layer.compute_output_shape((2, 5, 6))]
         assert shapes[1:3] == [(2, 5, 3, 5), (2, 5, 6, 6)]
@@ -668,8 +719,13 @@ def test_output_shapes_and_specs():
         assert len(shapes) == 3 + return_state
     return_sequences, return_state = False, True
     layer = RRNN(
-        4, iterations=3, score_units=2, return_sequences=return_sequences,
-        return_state=return_state, return_trees=True, return_nodes=True,
+        4,
+        tree_config=TreeConfig(iterations=3),
+        search_config=SearchConfig(score_units=2),
+        return_sequences=return_sequences,
+        return_state=return_state,
+        return_trees=True,
+        return_nodes=True,
     )
     inputs = keras.Input((5, 6))
     symbolic = layer(inputs)
@@ -687,7 +743,11 @@ def test_output_shapes_and_specs():
 
 
 def test_plain_output_and_bad_rank():
-    layer = RRNN(4, iterations=2, score_units=0)
+    layer = RRNN(
+        4,
+        tree_config=TreeConfig(iterations=2),
+        search_config=SearchConfig(score_units=0),
+    )
     x = random_inputs((3, 2, 5))
     layer(x)  # builds the weights
     randomize(layer, seed=4)
@@ -695,7 +755,7 @@ def test_plain_output_and_bad_rank():
     expected, _, _ = reference_sequence(layer, x)
     np.testing.assert_allclose(output, expected[:, -1], atol=1e-5)
     with pytest.raises(ValueError, match="3D tensor"):
-        RRNN(4, iterations=2)(random_inputs((3, 5)))
+        RRNN(4, tree_config=TreeConfig(iterations=2))(random_inputs((3, 5)))
 
 
 @backend
@@ -705,8 +765,13 @@ def test_masking_skips_padded_steps():
     x = random_inputs((2, 5, 3), seed=14)
     x[0, 3:] = 0.0  # sample 0 has 3 steps
     layer = RRNN(
-        3, iterations=2, score_units=2, return_sequences=True,
-        return_state=True, return_trees=True, return_nodes=True,
+        3,
+        tree_config=TreeConfig(iterations=2),
+        search_config=SearchConfig(score_units=2),
+        return_sequences=True,
+        return_state=True,
+        return_trees=True,
+        return_nodes=True,
     )
     inputs = keras.Input((5, 3))
     masked = keras.layers.Masking(0.0)(inputs)
@@ -736,7 +801,11 @@ def test_masking_skips_padded_steps():
 
 
 def test_forced_mode_has_no_score_and_no_margin_loss():
-    layer = RRNN(3, selection="forced", tree=gru_tree(), margin_weight=1.0)
+    layer = RRNN(
+        3,
+        tree_config=TreeConfig(selection="forced", tree=gru_tree()),
+        margin_weight=1.0,
+    )
     layer(random_inputs((1, 2, 3)))
     assert layer.cell.score_kernel is None and not layer.losses
     names = sorted(v.name for v in layer.weights)
@@ -998,15 +1067,11 @@ def test_paper_distance_equals_brute_force_minimum():
     np.testing.assert_allclose(np_(got), expected, rtol=1e-4)
 
 
-def test_tree_distance_layer_config_and_old_configs():
+def test_tree_distance_layer_config():
     layer = RRNNTreeDistance(0.1, isomorphic=False)
     config = layer.get_config()
     assert config["internal_only"] and not config["isomorphic"]
     assert RRNNTreeDistance.from_config(config).get_config() == config
-    old = {key: value for key, value in config.items()
-           if key not in ("internal_only", "isomorphic")}
-    loaded = RRNNTreeDistance.from_config(old)
-    assert not loaded.internal_only and not loaded.isomorphic
 
 
 def test_gru_target_nodes_and_tree_distance_layer():
@@ -1046,12 +1111,21 @@ def test_training_step_with_every_loss_term():
     gru.build((None, None, 2))
     inputs = keras.Input((3, 2))
     hard = RRNN(
-        3, iterations=1, score_units=2, return_sequences=True,
-        return_trees=True, return_nodes=True, margin_weight=0.1,
+        3,
+        tree_config=TreeConfig(iterations=1),
+        search_config=SearchConfig(score_units=2),
+        return_sequences=True,
+        return_trees=True,
+        return_nodes=True,
+        margin_weight=0.1,
         kernel_regularizer=keras.regularizers.L2(1e-8),
     )
-    soft = RRNN(3, iterations=1, score_units=2, selection="soft",
-                return_sequences=True)
+    soft = RRNN(
+        3,
+        tree_config=TreeConfig(iterations=1, selection="soft"),
+        search_config=SearchConfig(score_units=2),
+        return_sequences=True,
+    )
     target = RRNN.from_gru(
         gru, return_trees=True, return_nodes=True, trainable=False
     )
@@ -1089,20 +1163,27 @@ def test_training_step_with_every_loss_term():
 
 def test_config_round_trip():
     layer = RRNN(
-        5, iterations=4, tuples=3, score_units=0, selection="soft",
-        pool="roots", activations=("tanh", "relu"), margin=0.5,
-        margin_weight=0.2, bounded=False, return_trees=True,
-        return_nodes=True, return_sequences=True,
+        5,
+        tree_config=TreeConfig(iterations=4, tuples=3, selection="soft",
+                               pool="roots", activations=("tanh", "relu")),
+        search_config=SearchConfig(score_units=0, margin=0.5, bounded=False),
+        margin_weight=0.2,
+        return_trees=True,
+        return_nodes=True,
+        return_sequences=True,
         kernel_regularizer="l2",
     )
     config = layer.get_config()
     clone = RRNN.from_config(config)
     assert clone.get_config() == config
-    forced = RRNN(3, selection="forced", tree=gru_tree())
+    forced = RRNN(
+        3,
+        tree_config=TreeConfig(selection="forced", tree=gru_tree()),
+    )
     config = forced.get_config()
     assert config["tree"][2] == [1, 4, 3, "multiply", "identity"]
     assert RRNN.from_config(config).get_config() == config
-    cell = RRNNCell(4, iterations=2)
+    cell = RRNNCell(4, tree_config=TreeConfig(iterations=2))
     assert RRNNCell.from_config(cell.get_config()).get_config() == (
         cell.get_config()
     )
@@ -1113,8 +1194,14 @@ def test_keras_save_and_load(tmp_path, kind):
     x = random_inputs((2, 4, 3), seed=20)
     inputs = keras.Input((4, 3))
     if kind == "hard":
-        layer = RRNN(3, iterations=2, score_units=2, return_sequences=True,
-                     return_trees=True, margin_weight=0.1)
+        layer = RRNN(
+            3,
+            tree_config=TreeConfig(iterations=2),
+            search_config=SearchConfig(score_units=2),
+            return_sequences=True,
+            return_trees=True,
+            margin_weight=0.1,
+        )
     else:
         gru = keras.layers.GRU(3, reset_after=False, return_sequences=True)
         gru(x)
@@ -1164,14 +1251,19 @@ def test_keras_save_and_load(tmp_path, kind):
     ],
 )
 def test_bad_arguments_are_named(kwargs, match):
+    # `from_config` sorts the keys into the three configs.
     kwargs = {"units": 3, **kwargs}
     with pytest.raises(ValueError, match=match):
-        RRNN(**kwargs)
+        RRNN.from_config(kwargs)
 
 
 def test_tie_input_kernel_needs_matching_width():
     with pytest.raises(ValueError, match="input_dim=5, units=3"):
-        RRNN(3, iterations=2, tie_input_kernel=True)(
+        RRNN(
+            3,
+            tree_config=TreeConfig(iterations=2),
+            tuple_config=TupleConfig(tie_input_kernel=True),
+        )(
             random_inputs((1, 2, 5))
         )
 
@@ -1234,9 +1326,13 @@ def test_read_inputs_keeps_only_trees_that_read_x_and_h(tree):
     assert _leaves_read(tree) == (False, True)
     x = random_inputs((4, 3, 2), seed=31)
     for read_inputs in (False, True):
-        layer = RRNN(3, iterations=6, tuples=3, score_units=3, pool="roots",
-                     read_inputs=read_inputs, return_sequences=True,
-                     return_trees=True)
+        layer = RRNN(
+            3,
+            tree_config=TreeConfig(iterations=6, tuples=3, pool="roots"),
+            search_config=SearchConfig(score_units=3, read_inputs=read_inputs),
+            return_sequences=True,
+            return_trees=True,
+        )
         layer.build((None, None, 2))
         randomize(layer, seed=32)
         prefer_tree(layer.cell, tree, strength=1.0)
@@ -1264,8 +1360,13 @@ def test_read_inputs_keeps_only_trees_that_read_x_and_h(tree):
 def test_read_inputs_still_reaches_the_gru_tree_and_round_trips():
     from on_lstm_keras.rrnn import prefer_tree
 
-    layer = RRNN(3, iterations=9, pool="roots", read_inputs=True,
-                 return_sequences=True, return_trees=True)
+    layer = RRNN(
+        3,
+        tree_config=TreeConfig(iterations=9, pool="roots"),
+        search_config=SearchConfig(read_inputs=True),
+        return_sequences=True,
+        return_trees=True,
+    )
     layer.build((None, None, 2))
     randomize(layer, seed=41)
     prefer_tree(layer.cell, gru_tree(), strength=1.0)

@@ -1,6 +1,6 @@
 """Smoke runs of `examples/rrnn_chars.py` at a tiny size: its flags, its
-random search (the draws the README's seed-0 figures were made with), the
-marking of failed trials, and the JSON line it ends with."""
+random search (seed 0's draws), the marking of failed trials, and the JSON
+line it ends with."""
 
 import json
 import math
@@ -44,8 +44,8 @@ def test_models_flag_leaves_out_the_full_rrnn_and_trials_share_draws():
         assert all(0 < v < UNIFORM_BPC for v in scores.values())
     gru = trial_lines(result.stdout, "GRU")
     rrnn_gru = trial_lines(result.stdout, "RRNN-GRU")
-    # Seed 0's draws with the default range, as the README's seed-0 table
-    # lists them (log-uniform in [1e-3, 1e-2], batch 16, 32 or 64).
+    # Seed 0's draws with the default range (log-uniform in [1e-3, 1e-2],
+    # batch 16, 32 or 64).
     expected = [("0.0026", "16"), ("0.0086", "32"), ("0.0020", "16")]
     assert [g[:2] for g in gru] == expected
     assert [r[:2] for r in rrnn_gru] == expected

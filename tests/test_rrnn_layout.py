@@ -4,6 +4,9 @@ public names are kept.
 `tests/data/rrnn_v0_1_0.keras` was saved by version 0.1.0, while the classes
 lived in `on_lstm_keras.layers.rrnn` (its config names that module); the
 `.npz` beside it holds the input and the outputs that version computed on it.
+Its config states the search options (`break_symmetry`, `unique_roots`,
+`merge_prior`) and the distance options (`internal_only`, `isomorphic`) that
+version ran with, all off, since the layers read no option from its absence.
 """
 
 import copy

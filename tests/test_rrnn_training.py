@@ -12,11 +12,13 @@ import pytest
 from keras import ops
 
 from on_lstm_keras.rrnn import RRNN
-from on_lstm_keras.rrnn.training import best_per_batch_and_step
-from on_lstm_keras.rrnn.training import fit_search_and_fix
-from on_lstm_keras.rrnn.training import most_frequent_tree
-from on_lstm_keras.rrnn.training import replaying
-from on_lstm_keras.rrnn.training import split_weights
+from on_lstm_keras.rrnn import SearchConfig
+from on_lstm_keras.rrnn import TreeConfig
+from on_lstm_keras.rrnn import fit_search_and_fix
+from on_lstm_keras.rrnn import replaying
+from on_lstm_keras.rrnn import split_weights
+from on_lstm_keras.rrnn.replay import best_per_batch_and_step
+from on_lstm_keras.rrnn.replay import most_frequent_tree
 
 
 
@@ -26,8 +28,13 @@ def _setup(seed=0, samples=8, steps=3, iterations=3):
     x = rng.normal(size=(samples, steps, 2)).astype("float32")
     y = rng.normal(size=(samples, steps, 2)).astype("float32")
     inputs = keras.Input((steps, 2))
-    layer = RRNN(2, iterations=iterations, tuples=2, score_units=2,
-                 return_sequences=True, return_trees=True)
+    layer = RRNN(
+        2,
+        tree_config=TreeConfig(iterations=iterations, tuples=2),
+        search_config=SearchConfig(score_units=2),
+        return_sequences=True,
+        return_trees=True,
+    )
     hidden, trees = layer(inputs)
     model = keras.Model(inputs, keras.layers.Dense(2)(hidden))
     trees_model = keras.Model(inputs, trees)
@@ -229,9 +236,11 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="search_epochs=0"):
         fit_search_and_fix(model, layer, x, y, trees_model,
                            search_epochs=0, **common)
-    forced = RRNN(2, iterations=3, selection="forced",
-                  tree=[(0, 1, 0, "add", "tanh"), (0, 3, 0, "add", "tanh"),
-                        (1, 4, 0, "add", "tanh")])
+    forced = RRNN(2, TreeConfig(
+        iterations=3, selection="forced",
+        tree=[(0, 1, 0, "add", "tanh"), (0, 3, 0, "add", "tanh"),
+              (1, 4, 0, "add", "tanh")],
+    ))
     with pytest.raises(ValueError, match="replay_candidates=0"):
         fit_search_and_fix(model, layer, x, y, trees_model,
                            replay_candidates=0, **common)
@@ -268,9 +277,14 @@ def test_replaying_one_tree_per_step(go_backwards):
     """Step t runs the t-th replayed tree (in time order, also when the
     layer reads backwards), checked against the trees run in NumPy."""
     x = np.random.RandomState(3).normal(size=(2, 2, 2)).astype("float32")
-    layer = RRNN(2, iterations=2, tuples=2, score_units=2,
-                 return_sequences=True, return_trees=True,
-                 go_backwards=go_backwards)
+    layer = RRNN(
+        2,
+        tree_config=TreeConfig(iterations=2, tuples=2),
+        search_config=SearchConfig(score_units=2),
+        return_sequences=True,
+        return_trees=True,
+        go_backwards=go_backwards,
+    )
     layer.build((None, 2, 2))
     weights = {v.name: ops.convert_to_numpy(v) for v in layer.cell.weights}
     with replaying(layer.cell, [TREE_A, TREE_B]):

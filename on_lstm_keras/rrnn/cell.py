@@ -1,5 +1,7 @@
 """`RRNNCell`: the cell of the RRNN layer, its weights and its config."""
 
+import dataclasses
+
 import keras
 from keras import constraints
 from keras import initializers
@@ -9,57 +11,18 @@ from keras import tree as nest
 from keras.layers import Layer
 
 from on_lstm_keras.utils import validation as check
+from on_lstm_keras.rrnn.candidates import pair_tables
+from on_lstm_keras.rrnn.config import SearchConfig
+from on_lstm_keras.rrnn.config import TreeConfig
+from on_lstm_keras.rrnn.config import TupleConfig
+from on_lstm_keras.rrnn.config import config_arg
+from on_lstm_keras.rrnn.config import configs_from_flat
 from on_lstm_keras.rrnn.identity import fix_identity_block
 from on_lstm_keras.rrnn.identity import with_identity_block
 from on_lstm_keras.rrnn.identity import with_zero_block
 from on_lstm_keras.rrnn.search import TreeSearch
-from on_lstm_keras.rrnn.search import pair_tables
-from on_lstm_keras.rrnn.trees import ACTIVATIONS
-from on_lstm_keras.rrnn.trees import DEFAULT_ACTIVATIONS
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
-from on_lstm_keras.rrnn.trees import OPERATIONS
-from on_lstm_keras.rrnn.trees import POOLS
-from on_lstm_keras.rrnn.trees import normalize_tree
 from on_lstm_keras.rrnn.trees import tree_to_names
-
-SELECTIONS = ("hard", "soft", "forced")
-# Search options added after version 0.1.0; a config without them loads
-# with them off, as it was saved.
-LEGACY_SEARCH_OPTIONS = ("break_symmetry", "unique_roots", "merge_prior")
-VARIANTS = ("rrnn", "rrnn_gru")
-CANDIDATE_NORMS = (None, "score", "value")
-
-
-def with_legacy_search_options(config):
-    """A copy of a saved cell or layer config, with the search options
-    that configs saved before them lack (version 0.1.0) set off, so that
-    such a model loads as it was."""
-    config = dict(config)
-    for key in LEGACY_SEARCH_OPTIONS:
-        config.setdefault(key, False)
-    return config
-
-
-def _names(argument, value, allowed):
-    if isinstance(value, str) or not hasattr(value, "__iter__"):
-        raise ValueError(
-            f"Argument `{argument}` must be a list of names from "
-            f"{allowed}, received: {argument}={value!r}"
-        )
-    value = tuple(value)
-    if not value:
-        raise ValueError(
-            f"Argument `{argument}` must name at least one entry, "
-            f"received: {argument}={value!r}"
-        )
-    for name in value:
-        check.choice(argument, name, allowed)
-    if len(set(value)) != len(value):
-        raise ValueError(
-            f"Argument `{argument}` must not repeat a name, "
-            f"received: {argument}={value!r}"
-        )
-    return value
 
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
@@ -118,91 +81,74 @@ class RRNNCell(TreeSearch, Layer):
     `merge_prior`, `merge_prior` `(Σ_n C_n,)`, one entry per merge and
     candidate; in forced mode there is no score and no score weight.
 
-    Cost: with the `"all"` pool, merge `n` scores `(3+n)(2+n)/2 · K · |o| ·
+    Size: with the `"all"` pool, merge `n` scores `(3+n)(2+n)/2 · K · |o| ·
     |u|` candidates (1760 at `n = 8` with the defaults), each of width
     `units`, per sample and step.
 
+    Search options (`SearchConfig`):
+        `bounded` (default on): a guard found in an early version of the
+        reference code: a candidate with an unbounded activation
+        (`identity`, `one_minus`, `relu`) is allowed only where every entry
+        of its pre-activation `o(·,·) + b` lies in (−1, 1), so every
+        generated node stays in [−1, 2]. Without it, an untrained score
+        readily picks multiplication and identity chains whose values
+        overflow within a few steps. The GRU tree passes the guard whenever
+        `|h_0| < 1` (its identity and one-minus nodes are products and
+        convex sums of values in (−1, 1)).
+        `break_symmetry` (default on): merge 0 may only use tuple 0 and
+        merge 1 only tuple 1 (the authors' code). Without it, two merges of
+        the leaves alone have the same candidates and a value-only score
+        picks the same one twice.
+        `unique_roots` (default on): a candidate that would remake a
+        generated node that has not been used as a child yet is excluded
+        (with `pool="all"` the earlier winner otherwise stays the best
+        candidate of every later merge).
+        `merge_prior` (default on): a learned score per merge and candidate
+        (weight `merge_prior`, zeros at the start) is added to `α(c)`, so
+        that the position of a merge in the tree, not only the candidate's
+        value, can decide. With the two options above, every tree (merges
+        0 and 1 on tuples 0 and 1, no duplicate of an unused node) is then
+        reachable by the hard search.
+        `read_inputs` (default off): with `pool="roots"`, the search keeps
+        only trees whose root reads both `x_t` and `h_{t-1}` (a merge is
+        allowed only if the merges left can still bring in the leaves
+        missing from the tree), and excludes the products with the zero
+        leaf (constants, which read neither child). Without it, the search
+        may pick a tree that ignores the input (a model of character
+        frequencies) or the past; the GRU tree reads both.
+        `candidate_norm`: `"score"` or `"value"` normalise every candidate
+        over the batch, per feature, to zero mean and unit variance (a
+        BatchNorm without weights or running statistics, as the authors'
+        code) before the score sees it (`"score"`), or for both the score
+        and the node value (`"value"`, what the authors' code does). Either
+        makes a sample's tree depend on the rest of its batch, at
+        inference too.
+
+    RRNN-GRU (`TreeConfig(variant="rrnn_gru")`, the authors' planB code):
+    the GRU tree's skeleton (`gru_tree()`: its children, operations and
+    activations) with the gates `z`, `r` (merges 0, 1, 6) on tuples 0, 1,
+    0 and, at every other merge, one candidate per tuple `k`, chosen by the
+    score (`selection="hard"`) or mixed by its softmax (`"soft"`, as the
+    authors' code). `pool`, `bounded`, `break_symmetry` and `unique_roots`
+    do not apply.
+
+    A fixed identity tuple (`TupleConfig(fixed_identity=True)`): the cell
+    computes with `(I, I, 0)` in place of the weights' last blocks, so
+    those blocks get no gradient and regularizers or optimizers that move
+    them change nothing. A trainable identity tuple is moved by Adam's
+    first step by the learning rate in every entry at once, which can
+    throw the state far from its range in one step.
+
     Args:
         units: Positive integer, size of `h` and of every generated node.
-        iterations: Positive integer `N̄`, merges per step (9 for GRU).
-        tuples: Positive integer `K`, number of `(L, R, b)` tuples.
-        score_units: Non-negative integer, hidden ReLU units of the score
-            MLP (the reference code uses 64); 0 for a linear score.
-        selection: `"hard"` (default), `"soft"` or `"forced"`.
-        pool: `"all"` (default) or `"roots"`.
-        tree: The forced tree (required with, and only with,
-            `selection="forced"`): `iterations` merges `(i, j, k, op, act)`.
-        operations: Binary operations to choose from, names in
-            `("add", "multiply")`. Default: both.
-        activations: Activations to choose from, names in `("sigmoid",
-            "tanh", "one_minus", "identity", "relu")`. Default: the first
-            four (the paper's set; the reference code also has `relu`).
-        margin: Positive float `M` of the margin term
-            `Σ_n max(0, M − (α_1 − α_2)) / M` (top two scores of merge `n`).
-        bounded: Boolean (default `True`). A guard found in an early
-            version of the reference code: a candidate with an unbounded
-            activation (`identity`, `one_minus`, `relu`) is allowed only
-            where every entry of its pre-activation `o(·,·) + b` lies in
-            (−1, 1), so every generated node stays in [−1, 2]. Without it,
-            an untrained score readily picks multiplication and identity
-            chains whose values overflow within a few steps. The GRU tree
-            passes the guard whenever `|h_0| < 1` (its identity and
-            one-minus nodes are products and convex sums of values in
-            (−1, 1)). Not applied in forced mode.
-        identity_init: Boolean (default `True`), start the last tuple as
-            `(I, I, 0)`.
-        fixed_identity: Boolean (default `False`): keep the last tuple at
-            `(I, I, 0)` through training, whatever its weights become (the
-            cell computes with the identity in place of the weights' last
-            blocks, so those blocks get no gradient and regularizers or
-            optimizers that move them change nothing). Needs
-            `identity_init=True`. A trainable identity tuple is moved by
-            Adam's first step by the learning rate in every entry at once:
-            at 0.0086 the state of `examples/rrnn_chars.py`'s RRNN-GRU
-            (100 units) went from `|h| ≤ 0.13` to 5.5 in that one step.
-        tie_input_kernel: Boolean (default `False`), `x` shares `L_k` with
-            the other nodes (see above).
-        break_symmetry: Boolean (default `True`): merge 0 may only use
-            tuple 0 and merge 1 only tuple 1 (the authors' code). Without
-            it, two merges of the leaves alone have the same candidates
-            and a value-only score picks the same one twice.
-        unique_roots: Boolean (default `True`): a candidate that would
-            remake a generated node that has not been used as a child yet
-            is excluded (with `pool="all"` the earlier winner otherwise
-            stays the best candidate of every later merge).
-        read_inputs: Boolean (default `False`): with `pool="roots"`, the
-            search keeps only trees whose root reads both `x_t` and
-            `h_{t-1}` (a merge is allowed only if the merges left can still
-            bring in the leaves missing from the tree), and excludes the
-            products with the zero leaf (constants, which read neither
-            child). Without it, the search may pick a tree that ignores
-            the input (a model of character frequencies) or the past; the
-            GRU tree reads both.
-        merge_prior: Boolean (default `True`): a learned score per merge
-            and candidate (weight `merge_prior`, zeros at the start) is
-            added to `α(c)`, so that the position of a merge in the tree,
-            not only the candidate's value, can decide. With the two
-            options above, every tree (merges 0 and 1 on tuples 0 and 1,
-            no duplicate of an unused node) is then reachable by the hard
-            search. Configs saved before these three options existed
-            load with all three off.
-        variant: `"rrnn"` (default, the full search) or `"rrnn_gru"` (the
-            paper's RRNN-GRU, the authors' planB code): the GRU tree's
-            skeleton (`gru_tree()`: its children, operations and
-            activations) with the gates `z`, `r` (merges 0, 1, 6) on tuples
-            0, 1, 0 and, at every other merge, one candidate per tuple
-            `k`, chosen by the score (`selection="hard"`) or mixed by its
-            softmax (`"soft"`, as the authors' code). `iterations` must be
-            9; `pool`, `bounded`, `break_symmetry` and `unique_roots` do
-            not apply.
-        candidate_norm: `None` (default), `"score"` or `"value"`: normalise
-            every candidate over the batch, per feature, to zero mean and
-            unit variance (a BatchNorm without weights or running
-            statistics, as the authors' code) before the score sees it
-            (`"score"`), or for both the score and the node value
-            (`"value"`, what the authors' code does). Either makes a
-            sample's tree depend on the rest of its batch, at inference
-            too.
+        tree_config: A `TreeConfig` (default: `TreeConfig()`): iterations,
+            tuples, operations, activations, selection, pool, the forced
+            tree and the variant.
+        search_config: A `SearchConfig` (default: `SearchConfig()`): the
+            score MLP's size, the margin and the search options above.
+        tuple_config: A `TupleConfig` (default: `TupleConfig()`): the
+            identity start of the last tuple, whether it stays fixed, and
+            whether `x` shares `L_k`.
         kernel_initializer: Initializer for `kernel`. Default:
             `"glorot_uniform"`.
         recurrent_initializer: Initializer for `left_kernel` and
@@ -228,7 +174,9 @@ class RRNNCell(TreeSearch, Layer):
     Example:
 
     >>> import numpy as np
-    >>> rnn = keras.layers.RNN(RRNNCell(8, iterations=3, score_units=4))
+    >>> cell = RRNNCell(8, TreeConfig(iterations=3),
+    ...                 SearchConfig(score_units=4))
+    >>> rnn = keras.layers.RNN(cell)
     >>> tuple(rnn(np.random.random((2, 5, 6)).astype("float32")).shape)
     (2, 8)
     """
@@ -236,25 +184,9 @@ class RRNNCell(TreeSearch, Layer):
     def __init__(
         self,
         units,
-        iterations=9,
-        tuples=4,
-        score_units=16,
-        selection="hard",
-        pool="all",
-        tree=None,
-        operations=OPERATIONS,
-        activations=DEFAULT_ACTIVATIONS,
-        margin=1.0,
-        bounded=True,
-        identity_init=True,
-        fixed_identity=False,
-        tie_input_kernel=False,
-        break_symmetry=True,
-        unique_roots=True,
-        merge_prior=True,
-        read_inputs=False,
-        variant="rrnn",
-        candidate_norm=None,
+        tree_config=None,
+        search_config=None,
+        tuple_config=None,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -269,96 +201,20 @@ class RRNNCell(TreeSearch, Layer):
         **kwargs,
     ):
         units = check.positive_int("units", units)
-        iterations = check.positive_int("iterations", iterations)
-        tuples = check.positive_int("tuples", tuples)
-        score_units = check.non_negative_int("score_units", score_units)
-        selection = check.choice("selection", selection, SELECTIONS)
-        pool = check.choice("pool", pool, POOLS)
-        operations = _names("operations", operations, OPERATIONS)
-        activations = _names("activations", activations, ACTIVATIONS)
-        margin = check.positive_float("margin", margin)
-        variant = check.choice("variant", variant, VARIANTS)
-        candidate_norm = check.choice(
-            "candidate_norm", candidate_norm, CANDIDATE_NORMS
-        )
-        if fixed_identity and not identity_init:
-            raise ValueError(
-                "Argument `fixed_identity=True` keeps the last tuple at its "
-                "identity start and needs identity_init=True, received: "
-                "identity_init=False"
-            )
-        skeleton = None
-        if variant == "rrnn_gru":
-            if selection == "forced":
-                raise ValueError(
-                    "Argument `variant='rrnn_gru'` searches the tuples of "
-                    "the GRU tree and needs selection='hard' or 'soft', "
-                    "received: selection='forced' (for the plain GRU tree "
-                    "use variant='rrnn', selection='forced', tree=gru_tree())"
-                )
-            if iterations != 9:
-                raise ValueError(
-                    "Argument `iterations` must be 9 (the GRU tree's merges) "
-                    "with variant='rrnn_gru', received: "
-                    f"iterations={iterations}"
-                )
-            if tuples < 2:
-                raise ValueError(
-                    "Argument `tuples` must be at least 2 (z and r use tuples "
-                    "0 and 1) with variant='rrnn_gru', received: "
-                    f"tuples={tuples}"
-                )
-            from on_lstm_keras.rrnn.gru import gru_tree
-
-            # Only the gates' tuples (0, 1) are read from the skeleton.
-            skeleton = normalize_tree(
-                gru_tree(),
-                tuples=max(tuples, 4),
-                operations=operations,
-                activations=activations,
-                argument="activations/operations (the GRU tree)",
-            )
-        if selection == "forced":
-            if tree is None:
-                raise ValueError(
-                    "Argument `tree` is required when selection='forced', "
-                    "received: tree=None (e.g. pass tree=gru_tree())"
-                )
-            tree = normalize_tree(
-                tree,
-                iterations=iterations,
-                tuples=tuples,
-                operations=operations,
-                activations=activations,
-                pool=pool,
-            )
-        elif tree is not None:
-            raise ValueError(
-                "Argument `tree` is only used with selection='forced', "
-                f"received: tree={tree!r} with selection={selection!r}"
-            )
+        tree_config = config_arg("tree_config", tree_config, TreeConfig)
+        search_config = config_arg("search_config", search_config,
+                                   SearchConfig)
+        tuple_config = config_arg("tuple_config", tuple_config, TupleConfig)
         super().__init__(**kwargs)
         self.units = units
-        self.iterations = iterations
-        self.tuples = tuples
-        self.score_units = score_units
-        self.selection = selection
-        self.pool = pool
-        self.tree = tree
-        self.operations = operations
-        self.activations = activations
-        self.margin = float(margin)
-        self.bounded = bool(bounded)
-        self.identity_init = bool(identity_init)
-        self.fixed_identity = bool(fixed_identity)
-        self.tie_input_kernel = bool(tie_input_kernel)
-        self.break_symmetry = bool(break_symmetry)
-        self.unique_roots = bool(unique_roots)
-        self.merge_prior = bool(merge_prior)
-        self.read_inputs = bool(read_inputs)
-        self.variant = variant
-        self.candidate_norm = candidate_norm
-        self._skeleton = skeleton
+        # The fields of the three configs, as attributes: the search reads
+        # them, and `replaying` sets `selection` and `tree` for a while.
+        for config in (tree_config, search_config, tuple_config):
+            for field in dataclasses.fields(config):
+                setattr(self, field.name, getattr(config, field.name))
+        self._skeleton = (
+            tree_config.skeleton() if self.variant == "rrnn_gru" else None
+        )
         # One forced tree per time step while `training.replaying` replays
         # per-step trees (the layer then unrolls its loop); else `None`.
         self.step_trees = None
@@ -378,8 +234,30 @@ class RRNNCell(TreeSearch, Layer):
         self.state_size = self.units
         self.output_size = self.units
         self.input_dim = None
-        self._pairs = pair_tables(iterations)
+        self._pairs = pair_tables(self.iterations)
         self._prior_offsets = self.merge_prior_offsets()[0]
+
+    # -- configs ----------------------------------------------------------
+
+    def _config_of(self, cls):
+        return cls(**{f.name: getattr(self, f.name)
+                      for f in dataclasses.fields(cls)})
+
+    @property
+    def tree_config(self):
+        """The cell's `TreeConfig` (with the replayed tree while
+        `replaying`)."""
+        return self._config_of(TreeConfig)
+
+    @property
+    def search_config(self):
+        """The cell's `SearchConfig`."""
+        return self._config_of(SearchConfig)
+
+    @property
+    def tuple_config(self):
+        """The cell's `TupleConfig`."""
+        return self._config_of(TupleConfig)
 
     # -- sizes ------------------------------------------------------------
 
@@ -410,6 +288,17 @@ class RRNNCell(TreeSearch, Layer):
                 f"units={self.units}"
             )
         self.input_dim = int(input_dim)
+        self._build_tuple_weights(input_dim)
+        self.score_hidden_kernel = None
+        self.score_hidden_bias = None
+        self.score_kernel = None
+        self.merge_prior_weight = None
+        if self.selection != "forced":  # forced: nothing to score
+            self._build_score_weights()
+        self.built = True
+
+    def _build_tuple_weights(self, input_dim):
+        """`kernel` (unless tied), `left_kernel`, `right_kernel`, `bias`."""
         K, units = self.tuples, self.units
         if self.tie_input_kernel:
             self.kernel = None
@@ -454,12 +343,10 @@ class RRNNCell(TreeSearch, Layer):
             regularizer=self.bias_regularizer,
             constraint=self.bias_constraint,
         )
-        self.score_hidden_kernel = None
-        self.score_hidden_bias = None
-        self.score_kernel = None
-        if self.selection == "forced":  # no candidates, nothing to score
-            self.built = True
-            return
+
+    def _build_score_weights(self):
+        """The score MLP's weights and the merge prior."""
+        units = self.units
         if self.score_units:
             self.score_hidden_kernel = self.add_weight(
                 shape=(units, self.score_units),
@@ -481,7 +368,6 @@ class RRNNCell(TreeSearch, Layer):
             initializer=self.score_initializer,
             regularizer=self.score_regularizer,
         )
-        self.merge_prior_weight = None
         if self.merge_prior:
             self.merge_prior_weight = self.add_weight(
                 shape=(self.merge_prior_offsets()[1],),
@@ -489,7 +375,6 @@ class RRNNCell(TreeSearch, Layer):
                 initializer="zeros",
                 regularizer=self.score_regularizer,
             )
-        self.built = True
 
     # -- the computation --------------------------------------------------
 
@@ -534,62 +419,38 @@ class RRNNCell(TreeSearch, Layer):
         return [ops.zeros((batch_size, self.units), dtype=self.compute_dtype)]
 
     def get_config(self):
-        config = {
-            "units": self.units,
-            "iterations": self.iterations,
-            "tuples": self.tuples,
-            "score_units": self.score_units,
-            "selection": self.selection,
-            "pool": self.pool,
-            "tree": (
-                None
-                if self.tree is None
-                else tree_to_names(
-                    self.tree, self.operations, self.activations
-                )
-            ),
-            "operations": list(self.operations),
-            "activations": list(self.activations),
-            "margin": self.margin,
-            "bounded": self.bounded,
-            "identity_init": self.identity_init,
-            "fixed_identity": self.fixed_identity,
-            "tie_input_kernel": self.tie_input_kernel,
-            "break_symmetry": self.break_symmetry,
-            "unique_roots": self.unique_roots,
-            "merge_prior": self.merge_prior,
-            "read_inputs": self.read_inputs,
-            "variant": self.variant,
-            "candidate_norm": self.candidate_norm,
-            "kernel_initializer": initializers.serialize(
-                self.kernel_initializer
-            ),
-            "recurrent_initializer": initializers.serialize(
-                self.recurrent_initializer
-            ),
-            "bias_initializer": initializers.serialize(self.bias_initializer),
-            "score_initializer": initializers.serialize(
-                self.score_initializer
-            ),
-            "kernel_regularizer": regularizers.serialize(
-                self.kernel_regularizer
-            ),
-            "recurrent_regularizer": regularizers.serialize(
-                self.recurrent_regularizer
-            ),
-            "bias_regularizer": regularizers.serialize(self.bias_regularizer),
-            "score_regularizer": regularizers.serialize(
-                self.score_regularizer
-            ),
-            "kernel_constraint": constraints.serialize(self.kernel_constraint),
-            "recurrent_constraint": constraints.serialize(
-                self.recurrent_constraint
-            ),
-            "bias_constraint": constraints.serialize(self.bias_constraint),
-        }
-        base_config = super().get_config()
-        return {**base_config, **config}
+        """The config, one key per field of the three configs (`tree` as
+        names) beside the initializers, regularizers and constraints."""
+        config = {"units": self.units}
+        for cls in (TreeConfig, SearchConfig, TupleConfig):
+            config.update(dataclasses.asdict(self._config_of(cls)))
+        config["operations"] = list(self.operations)
+        config["activations"] = list(self.activations)
+        if self.tree is not None:
+            config["tree"] = tree_to_names(
+                self.tree, self.operations, self.activations
+            )
+        for name in ("kernel", "recurrent", "bias", "score"):
+            config[f"{name}_initializer"] = initializers.serialize(
+                getattr(self, f"{name}_initializer")
+            )
+            config[f"{name}_regularizer"] = regularizers.serialize(
+                getattr(self, f"{name}_regularizer")
+            )
+        for name in ("kernel", "recurrent", "bias"):
+            config[f"{name}_constraint"] = constraints.serialize(
+                getattr(self, f"{name}_constraint")
+            )
+        return {**super().get_config(), **config}
 
     @classmethod
     def from_config(cls, config):
-        return cls(**with_legacy_search_options(config))
+        tree_config, search_config, tuple_config, rest = configs_from_flat(
+            config
+        )
+        return cls(
+            tree_config=tree_config,
+            search_config=search_config,
+            tuple_config=tuple_config,
+            **rest,
+        )

@@ -116,6 +116,30 @@ def tree_distance(
     >>> float(tree_distance(tree, nodes, tree, other)[0])
     4.0
     """
+    trees, nodes, target_trees, target_nodes = _as_tensors(
+        trees, nodes, target_trees, target_nodes
+    )
+    lead = ops.shape(trees)[:-2]
+    trees, nodes, target_trees, target_nodes = _flatten(
+        trees, nodes, target_trees, target_nodes, lead
+    )
+    if internal_only:
+        nodes = nodes * _internal(nodes.shape[1], nodes.dtype)
+        target_nodes = target_nodes * _internal(
+            target_nodes.shape[1], nodes.dtype
+        )
+    table = _distance_table(trees, nodes, target_trees, target_nodes,
+                            isomorphic)
+    distance = ops.einsum(
+        "bi,bij,bj->b", _root(trees, nodes.dtype), table,
+        _root(target_trees, nodes.dtype),
+    )
+    return ops.reshape(distance, lead)
+
+
+def _as_tensors(trees, nodes, target_trees, target_nodes):
+    """The four arguments of `tree_distance` as tensors (merges int32,
+    node values float), their shapes checked."""
     if isinstance(target_trees, (list, tuple)) and target_trees and (
         len(np.shape(target_trees[0])) == 1
         and len(target_trees[0]) == 5
@@ -149,43 +173,55 @@ def tree_distance(
                 f"width) with iterations={t.shape[-2]}, received: "
                 f"shape={tuple(v.shape)}"
             )
-    lead = ops.shape(trees)[:-2]
+    return trees, nodes, target_trees, target_nodes
+
+
+def _flatten(trees, nodes, target_trees, target_nodes, lead):
+    """The four tensors with one batch axis `B` for the leading axes
+    `lead` of the prediction (the target broadcast over them) and the
+    node values padded to one width."""
     n_pred, n_target = trees.shape[-2], target_trees.shape[-2]
     width = max(nodes.shape[-1], target_nodes.shape[-1])
-
     slots_pred, slots_target = NUM_LEAVES + n_pred, NUM_LEAVES + n_target
     nodes = pad_to_width(nodes, width)
     target_nodes = pad_to_width(target_nodes, width)
-    # Broadcast the target over the leading axes of the prediction.
     target_trees = ops.broadcast_to(
         target_trees, tuple(lead) + (n_target, 5)
     )
     target_nodes = ops.broadcast_to(
         target_nodes, tuple(lead) + (slots_target, width)
     )
-    trees = ops.reshape(trees, (-1, n_pred, 5))
-    target_trees = ops.reshape(target_trees, (-1, n_target, 5))
-    nodes = ops.reshape(nodes, (-1, slots_pred, width))
-    target_nodes = ops.reshape(target_nodes, (-1, slots_target, width))
+    return (
+        ops.reshape(trees, (-1, n_pred, 5)),
+        ops.reshape(nodes, (-1, slots_pred, width)),
+        ops.reshape(target_trees, (-1, n_target, 5)),
+        ops.reshape(target_nodes, (-1, slots_target, width)),
+    )
 
-    # The heap-order sum, by recursion over pairs of slots (no expansion):
-    #   D(s, s') = |v_s - v'_s'|^2 + D(l(s), l(s')) + D(r(s), r(s')),
-    #   D(s, none) = subtree norm of s,  D(none, none) = 0.
-    # Children as one-hot rows over (none, slot 0, slot 1, ...): the
-    # gathers below are then small products, cheap to compile and to
-    # differentiate on every backend.
+
+def _one_hot_children(trees, num_slots, dtype):
+    """Children as one-hot rows over (none, slot 0, slot 1, ...):
+    `(B, num_slots, 1 + num_slots)` each, left and right."""
+    return tuple(
+        ops.one_hot(c, 1 + num_slots, dtype=dtype)
+        for c in _children(trees, num_slots)
+    )
+
+
+def _distance_table(trees, nodes, target_trees, target_nodes, isomorphic):
+    """`D(s, s')` for every pair of predicted and target slots, `(B, 1 +
+    slots_pred, 1 + slots_target)`, row and column 0 for "no node".
+
+    The heap-order sum, by recursion over pairs of slots (no expansion):
+      D(s, s') = |v_s - v'_s'|^2 + D(l(s), l(s')) + D(r(s), r(s')),
+      D(s, none) = subtree norm of s,  D(none, none) = 0.
+    With the children as one-hot rows, the gathers are small products,
+    cheap to compile and to differentiate on every backend.
+    """
     dtype = nodes.dtype
-    if internal_only:
-        nodes = nodes * _internal(slots_pred, dtype)
-        target_nodes = target_nodes * _internal(slots_target, dtype)
-    left, right = (
-        ops.one_hot(c, 1 + slots_pred, dtype=dtype)
-        for c in _children(trees, slots_pred)
-    )
-    t_left, t_right = (
-        ops.one_hot(c, 1 + slots_target, dtype=dtype)
-        for c in _children(target_trees, slots_target)
-    )
+    slots_pred, slots_target = nodes.shape[1], target_nodes.shape[1]
+    left, right = _one_hot_children(trees, slots_pred, dtype)
+    t_left, t_right = _one_hot_children(target_trees, slots_target, dtype)
     norms = _subtree_norms(left, right, ops.sum(ops.square(nodes), -1))
     t_norms = _subtree_norms(
         t_left, t_right, ops.sum(ops.square(target_nodes), -1)
@@ -217,20 +253,17 @@ def tree_distance(
         rows.append(
             ops.concatenate([norms[:, slot + 1 : slot + 2], matched], axis=1)
         )
-    table = ops.stack(rows, axis=1)  # (B, 1 + slots_pred, 1 + slots_target)
-    # Roots (in the shifted numbering): the last slot, or 0 (none) for an
-    # empty tree.
-    root = ops.one_hot(
-        ops.where(trees[:, 0, 0] >= 0, slots_pred, 0), 1 + slots_pred,
+    return ops.stack(rows, axis=1)
+
+
+def _root(trees, dtype):
+    """The root of every tree in the shifted numbering, one-hot `(B, 1 +
+    slots)`: the last slot, or 0 (none) for an empty tree."""
+    num_slots = NUM_LEAVES + trees.shape[1]
+    return ops.one_hot(
+        ops.where(trees[:, 0, 0] >= 0, num_slots, 0), 1 + num_slots,
         dtype=dtype,
     )
-    t_root = ops.one_hot(
-        ops.where(target_trees[:, 0, 0] >= 0, slots_target, 0),
-        1 + slots_target,
-        dtype=dtype,
-    )
-    distance = ops.einsum("bi,bij,bj->b", root, table, t_root)
-    return ops.reshape(distance, lead)
 
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")
@@ -249,19 +282,19 @@ class RRNNTreeDistance(Layer):
         weight: Non-negative float, weight of the term (the reference code
             uses 0.003).
         internal_only: Boolean (default `True`), see `tree_distance`.
-        isomorphic: Boolean (default `True`), see `tree_distance`. A config
-            saved without these two loads with both off, as it was saved.
+        isomorphic: Boolean (default `True`), see `tree_distance`.
 
     Example:
 
     >>> import numpy as np
-    >>> from on_lstm_keras.rrnn import RRNN
+    >>> from on_lstm_keras.rrnn import RRNN, SearchConfig
     >>> x = np.random.random((2, 4, 3)).astype("float32")
     >>> gru = keras.layers.GRU(5, reset_after=False, return_sequences=True)
     >>> _ = gru(x)
     >>> target = RRNN.from_gru(gru, return_trees=True, return_nodes=True)
-    >>> layer = RRNN(5, score_units=4, return_sequences=True,
-    ...              return_trees=True, return_nodes=True)
+    >>> layer = RRNN(5, search_config=SearchConfig(score_units=4),
+    ...              return_sequences=True, return_trees=True,
+    ...              return_nodes=True)
     >>> _, trees, nodes = layer(x)
     >>> _, t_trees, t_nodes = target(x)
     >>> tuple(RRNNTreeDistance(0.003)([trees, nodes, t_trees, t_nodes]).shape)
@@ -311,12 +344,3 @@ class RRNNTreeDistance(Layer):
             "internal_only": self.internal_only,
             "isomorphic": self.isomorphic,
         }
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        # Saved before the paper's distance was the default (0.1.0): load
-        # the distance it was saved with.
-        config.setdefault("internal_only", False)
-        config.setdefault("isomorphic", False)
-        return cls(**config)

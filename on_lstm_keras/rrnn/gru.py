@@ -1,7 +1,7 @@
-"""GRU as a special case of RRNN: its tree and its weights.
+"""GRU as a special case of RRNN: its weights.
 
-`gru_tree` is the list of merges that computes a GRU (`reset_after=False`)
-cell; `rrnn_from_gru` builds the `RRNN` that equals a given
+With `trees.gru_tree`, the list of merges that computes a GRU
+(`reset_after=False`) cell, `rrnn_from_gru` builds the `RRNN` that equals a given
 `keras.layers.GRU` (it is `RRNN.from_gru`); `prefer_tree` sets a searching
 cell's merge prior so that the hard search picks a given tree.
 """
@@ -10,66 +10,46 @@ import keras
 import numpy as np
 from keras import ops
 
-from on_lstm_keras.rrnn.search import candidate_index
+from on_lstm_keras.rrnn.config import TreeConfig
+from on_lstm_keras.rrnn.candidates import candidate_index
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
+from on_lstm_keras.rrnn.trees import gru_tree
 from on_lstm_keras.rrnn.trees import normalize_tree
-from on_lstm_keras.rrnn.trees import tree_expression  # noqa: F401 (doctest)
 
 
-def gru_tree():
-    """The 9 merges that make a GRU (`reset_after=False`) cell.
-
-    With tuples `0, 1, 2 = (W_z, U_z, b_z), (W_r, U_r, b_r), (W_h, U_h, b_h)`
-    and tuple `3 = (I, I, 0)`:
-
-    ```
-    slot  merge                                  value
-    3     (0, 1, 0, add, sigmoid)                z = σ(x L0 + h R0 + b0)
-    4     (0, 1, 1, add, sigmoid)                r = σ(x L1 + h R1 + b1)
-    5     (1, 4, 3, multiply, identity)          h ⊙ r
-    6     (0, 5, 2, add, tanh)                   h̃ = tanh(x L2 + (r⊙h) R2 + b2)
-    7     (2, 3, 3, add, one_minus)              1 − (0·I + z·I + 0) = 1 − z
-    8     (6, 7, 3, multiply, identity)          h̃ ⊙ (1 − z)
-    9     (0, 1, 0, add, sigmoid)                z again
-    10    (1, 9, 3, multiply, identity)          h ⊙ z
-    11    (8, 10, 3, add, identity)              h_t = (1 − z)⊙h̃ + z⊙h
-    ```
-
-    Merges 0 and 1 are `z` on tuple 0 and `r` on tuple 1, the order the
-    search's symmetry break (`break_symmetry=True`) requires, so the same
-    list is a tree the hard search can pick. `1 − z` merges the zero leaf
-    (left, `0 · L3 = 0`) with `z` (right) by addition and the one-minus
-    activation. `z` is made twice, once for each of its two parents, so
-    that the list is a valid tree for both pools: with `pool="roots"` a
-    generated node can be a child only once (and with `unique_roots=True`
-    the second `z` is allowed because the first has been used by then).
-
-    Returns:
-        A list of 9 tuples `(i, j, k, op, act)` with `op`, `act` names.
-
-    Example:
-
-    >>> tree_expression(gru_tree(), identity_tuples=(3,))
-    'h_t = tanh(x·L2 + (h ⊙ σ(x·L1 + h·R1 + b1))·R2 + b2) ⊙ (1 − σ(x·L0 + h·R0 + b0)) + h ⊙ σ(x·L0 + h·R0 + b0)'
-    """  # noqa: E501
-    return [
-        (0, 1, 0, "add", "sigmoid"),
-        (0, 1, 1, "add", "sigmoid"),
-        (1, 4, 3, "multiply", "identity"),
-        (0, 5, 2, "add", "tanh"),
-        (2, 3, 3, "add", "one_minus"),
-        (6, 7, 3, "multiply", "identity"),
-        (0, 1, 0, "add", "sigmoid"),
-        (1, 9, 3, "multiply", "identity"),
-        (8, 10, 3, "add", "identity"),
-    ]
-
-
-def rrnn_from_gru(cls, gru, selection="forced", **kwargs):
+def rrnn_from_gru(cls, gru, tree_config=None, **kwargs):
     """Builds `cls` (`RRNN` or a subclass) equal to a built GRU.
 
     The body of `RRNN.from_gru`, which documents the arguments.
     """
+    _check_gru(gru)
+    if tree_config is None:
+        tree_config = TreeConfig(selection="forced", tree=gru_tree())
+    if tree_config.tuples < 4:
+        raise ValueError(
+            "Argument `tuples` must be at least 4 for the GRU tree, "
+            f"received: tuples={tree_config.tuples}"
+        )
+    kwargs.setdefault("return_sequences", gru.return_sequences)
+    kwargs.setdefault("return_state", gru.return_state)
+    kwargs.setdefault("go_backwards", gru.go_backwards)
+    kwargs.setdefault("dtype", gru.dtype_policy)
+    layer = cls(gru.units, tree_config=tree_config, **kwargs)
+    layer.build((None, None, gru.cell.kernel.shape[0]))
+    _copy_gru_weights(layer.cell, gru)
+    cell = layer.cell
+    if (
+        cell.selection != "forced"
+        and cell.merge_prior
+        and cell.iterations == len(gru_tree())
+    ):
+        prefer_tree(cell, gru_tree())
+    return layer
+
+
+def _check_gru(gru):
+    """Raises a `ValueError` unless `gru` is a built GRU that the GRU tree
+    computes."""
     if not isinstance(gru, keras.layers.GRU):
         raise ValueError(
             "Argument `gru` must be a keras.layers.GRU, "
@@ -97,24 +77,14 @@ def rrnn_from_gru(cls, gru, selection="forced", **kwargs):
                 f"Argument `gru` must use {name}={expected!r}, "
                 f"received: {name}={got!r}"
             )
-    tuples = kwargs.get("tuples", 4)
-    if isinstance(tuples, int) and tuples < 4:
-        raise ValueError(
-            "Argument `tuples` must be at least 4 for the GRU tree, "
-            f"received: tuples={tuples}"
-        )
-    kwargs.setdefault("return_sequences", gru.return_sequences)
-    kwargs.setdefault("return_state", gru.return_state)
-    kwargs.setdefault("go_backwards", gru.go_backwards)
-    kwargs.setdefault("dtype", gru.dtype_policy)
-    if selection == "forced":
-        kwargs.setdefault("tree", gru_tree())
-    layer = cls(gru.units, selection=selection, **kwargs)
+
+
+def _copy_gru_weights(cell, gru):
+    """The GRU's weights into tuples 0-2 of the built `cell`, `(I, I, 0)`
+    into tuple 3."""
     kernel = ops.convert_to_numpy(gru.cell.kernel)
     recurrent = ops.convert_to_numpy(gru.cell.recurrent_kernel)
-    input_dim, units = kernel.shape[0], gru.units
-    layer.build((None, None, input_dim))
-    cell = layer.cell
+    units = gru.units
     if cell.tie_input_kernel:
         gru_blocks = [("left_kernel", kernel)]
     else:
@@ -134,13 +104,6 @@ def rrnn_from_gru(cls, gru, selection="forced", **kwargs):
         bias[: 3 * units] = 0.0
     bias[3 * units : 4 * units] = 0.0
     cell.bias.assign(bias)
-    if (
-        selection != "forced"
-        and cell.merge_prior
-        and cell.iterations == len(gru_tree())
-    ):
-        prefer_tree(cell, gru_tree())
-    return layer
 
 
 def prefer_tree(cell, tree, strength=1.0):

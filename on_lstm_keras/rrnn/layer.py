@@ -19,34 +19,18 @@ from on_lstm_keras.utils.rnn import check_sequence_rank
 from on_lstm_keras.utils.rnn import insert_extra_masks
 from on_lstm_keras.utils.rnn import insert_extras
 from on_lstm_keras.rrnn.cell import RRNNCell
-from on_lstm_keras.rrnn.cell import with_legacy_search_options
+from on_lstm_keras.rrnn.config import SEARCH_FIELDS
+from on_lstm_keras.rrnn.config import TREE_FIELDS
+from on_lstm_keras.rrnn.config import TUPLE_FIELDS
+from on_lstm_keras.rrnn.config import configs_from_flat
 from on_lstm_keras.rrnn.gru import rrnn_from_gru
-from on_lstm_keras.rrnn.trees import DEFAULT_ACTIVATIONS
-from on_lstm_keras.rrnn.trees import OPERATIONS
+from on_lstm_keras.rrnn.recurrence import step_inputs
+from on_lstm_keras.rrnn.recurrence import tree_step_function
+from on_lstm_keras.rrnn.recurrence import unpack_extras
 from on_lstm_keras.rrnn.trees import most_common_trees
 from on_lstm_keras.rrnn.trees import tree_expression
 
-_CELL_ARGS = (
-    "units",
-    "iterations",
-    "tuples",
-    "score_units",
-    "selection",
-    "pool",
-    "tree",
-    "operations",
-    "activations",
-    "margin",
-    "bounded",
-    "identity_init",
-    "fixed_identity",
-    "tie_input_kernel",
-    "break_symmetry",
-    "unique_roots",
-    "merge_prior",
-    "read_inputs",
-    "variant",
-    "candidate_norm",
+_WEIGHT_ARGS = (
     "kernel_initializer",
     "recurrent_initializer",
     "bias_initializer",
@@ -58,6 +42,10 @@ _CELL_ARGS = (
     "kernel_constraint",
     "recurrent_constraint",
     "bias_constraint",
+)
+# The keys of the cell's config that the layer's config repeats.
+_CELL_ARGS = (
+    ("units",) + TREE_FIELDS + SEARCH_FIELDS + TUPLE_FIELDS + _WEIGHT_ARGS
 )
 
 
@@ -94,36 +82,16 @@ class RRNN(RNN):
 
     Args:
         units: Positive integer, dimensionality of the output space.
-        iterations: Merges per step `N̄` (default 9, as for GRU).
-        tuples: Number `K` of `(L, R, b)` tuples (default 4).
-        score_units: Hidden units of the score MLP (default 16; the
-            reference code uses 64); 0 for a linear score.
-        selection: `"hard"` (default), `"soft"` or `"forced"`.
-        pool: `"all"` (default, the paper) or `"roots"` (the code).
-        tree: The forced tree, with `selection="forced"` only.
-        operations: Binary operations, default `("add", "multiply")`.
-        activations: Activations, default `("sigmoid", "tanh",
-            "one_minus", "identity")`; `"relu"` may be added.
-        margin: `M` of the margin term (default 1.0).
-        bounded: Only allow identity, one-minus and relu candidates whose
-            pre-activation lies in (−1, 1) (default `True`; see `RRNNCell`).
+        tree_config: A `TreeConfig` (default `TreeConfig()`): merges per
+            step, tuples, operations, activations, selection, pool, the
+            forced tree and the variant (see `RRNNCell`).
+        search_config: A `SearchConfig` (default `SearchConfig()`): the
+            score MLP's size, the margin `M` and the search options.
+        tuple_config: A `TupleConfig` (default `TupleConfig()`): the
+            identity start of the last tuple, whether it stays fixed, and
+            whether `x` shares `L_k`.
         margin_weight: Non-negative float (default 0): weight of the margin
             term this layer adds with `add_loss`.
-        identity_init: Start the last tuple as `(I, I, 0)` (default `True`).
-        fixed_identity: Keep it there through training (default `False`;
-            see `RRNNCell`).
-        tie_input_kernel: `x` shares `L_k` with the other nodes (default
-            `False`; needs `input_dim == units`).
-        break_symmetry, unique_roots, merge_prior: The search options that
-            make every tree reachable (default `True` each; see
-            `RRNNCell`). A config saved without them loads with them off.
-        read_inputs: Keep only trees whose root reads `x_t` and `h_{t-1}`
-            (default `False`; see `RRNNCell`).
-        variant: `"rrnn"` (default) or `"rrnn_gru"` (the paper's RRNN-GRU:
-            the GRU tree with a searched tuple per non-gate merge; see
-            `RRNNCell`).
-        candidate_norm: `None` (default), `"score"` or `"value"`: batch
-            normalisation of the candidates (see `RRNNCell`).
         kernel_initializer, recurrent_initializer, bias_initializer,
         score_initializer: Initializers (see `RRNNCell`).
         kernel_regularizer, recurrent_regularizer, bias_regularizer,
@@ -166,9 +134,10 @@ class RRNN(RNN):
     Example:
 
     >>> import numpy as np
-    >>> from on_lstm_keras.rrnn import RRNN
+    >>> from on_lstm_keras.rrnn import RRNN, SearchConfig, TreeConfig
     >>> x = np.random.random((2, 5, 6)).astype("float32")
-    >>> layer = RRNN(8, iterations=4, score_units=4, return_trees=True)
+    >>> layer = RRNN(8, TreeConfig(iterations=4), SearchConfig(score_units=4),
+    ...              return_trees=True)
     >>> output, trees = layer(x)
     >>> tuple(output.shape), tuple(trees.shape)
     ((2, 8), (2, 5, 4, 5))
@@ -184,26 +153,10 @@ class RRNN(RNN):
     def __init__(
         self,
         units,
-        iterations=9,
-        tuples=4,
-        score_units=16,
-        selection="hard",
-        pool="all",
-        tree=None,
-        operations=OPERATIONS,
-        activations=DEFAULT_ACTIVATIONS,
-        margin=1.0,
+        tree_config=None,
+        search_config=None,
+        tuple_config=None,
         margin_weight=0.0,
-        bounded=True,
-        identity_init=True,
-        fixed_identity=False,
-        tie_input_kernel=False,
-        break_symmetry=True,
-        unique_roots=True,
-        merge_prior=True,
-        read_inputs=False,
-        variant="rrnn",
-        candidate_norm=None,
         kernel_initializer="glorot_uniform",
         recurrent_initializer="orthogonal",
         bias_initializer="zeros",
@@ -228,25 +181,9 @@ class RRNN(RNN):
         margin_weight = check.non_negative_float("margin_weight", margin_weight)
         cell = RRNNCell(
             units,
-            iterations=iterations,
-            tuples=tuples,
-            score_units=score_units,
-            selection=selection,
-            pool=pool,
-            tree=tree,
-            operations=operations,
-            activations=activations,
-            margin=margin,
-            bounded=bounded,
-            identity_init=identity_init,
-            fixed_identity=fixed_identity,
-            tie_input_kernel=tie_input_kernel,
-            break_symmetry=break_symmetry,
-            unique_roots=unique_roots,
-            merge_prior=merge_prior,
-            read_inputs=read_inputs,
-            variant=variant,
-            candidate_norm=candidate_norm,
+            tree_config=tree_config,
+            search_config=search_config,
+            tuple_config=tuple_config,
             kernel_initializer=kernel_initializer,
             recurrent_initializer=recurrent_initializer,
             bias_initializer=bias_initializer,
@@ -280,7 +217,7 @@ class RRNN(RNN):
     # -- GRU as a special case -------------------------------------------
 
     @classmethod
-    def from_gru(cls, gru, selection="forced", **kwargs):
+    def from_gru(cls, gru, tree_config=None, **kwargs):
         """An RRNN equal to a built `keras.layers.GRU(reset_after=False)`.
 
         The GRU's kernel `[W_z | W_r | W_h]`, recurrent kernel
@@ -292,27 +229,29 @@ class RRNN(RNN):
         `tie_input_kernel=True`, they are the GRU kernel). The GRU's
         `return_sequences`, `return_state` and `go_backwards` are kept.
 
-        With `selection="hard"` or `"soft"` the same weights start a tree
-        search, and, when the cell has a merge prior (`merge_prior=True`,
+        With a `tree_config` whose `selection` is `"hard"` or `"soft"` the
+        same weights start a tree search, and, when the cell has a merge prior (`merge_prior=True`,
         the default) and `iterations=9`, the prior is set to the GRU tree
         and the score kernel to zero (`prefer_tree`): the hard search then
         picks `gru_tree()` at every step and its output equals the GRU's,
         a warm start from which training moves the tree. Without a merge
         prior only the weights are copied, and a value-only score need not
-        find the GRU tree from them. `tree` is not used.
+        find the GRU tree from them.
 
         Args:
             gru: A built `keras.layers.GRU` with `reset_after=False`,
                 `activation="tanh"`, `recurrent_activation="sigmoid"`.
-            selection: `"forced"` (default), `"hard"` or `"soft"`.
-            **kwargs: Other `RRNN` arguments (`iterations` must stay 9 and
-                `tuples` at least 4 for the GRU tree; `operations` and
-                `activations` must hold the names the GRU tree uses).
+            tree_config: A `TreeConfig`; default: the forced GRU tree,
+                `TreeConfig(selection="forced", tree=gru_tree())`. Its
+                `iterations` must stay 9 and `tuples` at least 4, and its
+                `operations` and `activations` must hold the names the GRU
+                tree uses.
+            **kwargs: Other `RRNN` arguments.
 
         Returns:
             A built `RRNN`.
         """
-        return rrnn_from_gru(cls, gru, selection=selection, **kwargs)
+        return rrnn_from_gru(cls, gru, tree_config=tree_config, **kwargs)
 
     # -- the recurrence ---------------------------------------------------
 
@@ -377,81 +316,29 @@ class RRNN(RNN):
         if nest.is_nested(mask):
             mask = mask[0]
         cell = self.cell
-        units, iterations = cell.units, cell.iterations
         x_proj = cell.input_projection(sequences)
-        node_kernel = cell.node_kernel()
-        with_nodes = self.return_nodes
         extras = self._needs_extras
-        zero_masked = self.zero_output_for_mask
-        proj_size = x_proj.shape[-1]
-        # The step mask travels with the inputs (so `go_backwards` reverses
-        # it too) and is applied here rather than by the backend loop, whose
-        # handling assumes the output is as wide as the first state.
-        parts = [x_proj]
-        if with_nodes:
-            parts.append(ops.cast(sequences, x_proj.dtype))
-        if mask is not None:
-            parts.append(ops.cast(ops.expand_dims(mask, -1), x_proj.dtype))
-        step_inputs = ops.concatenate(parts, axis=-1) if len(parts) > 1 else (
-            x_proj
-        )
-
-        # Per-step trees (`training.replaying` with one tree per step): the
-        # loop is unrolled, so `step` runs once per step, in order.
+        # Per-step trees (`replaying` with one tree per step): the loop is
+        # unrolled, so `step` runs once per step, in order.
         step_trees = cell.step_trees
         if step_trees is not None and sequences.shape[1] != len(step_trees):
             raise ValueError(
                 f"The replayed trees are for {len(step_trees)} steps, "
                 f"received inputs with {sequences.shape[1]} steps"
             )
-        counter = [0]
-
-        def step(inputs, states):
-            h_tm1 = states[0]
-            if step_trees is not None:
-                index = counter[0]
-                counter[0] += 1
-                if self.go_backwards:
-                    index = len(step_trees) - 1 - index
-                cell.tree = step_trees[index]
-            x = None
-            if with_nodes:
-                x = inputs[:, proj_size : proj_size + sequences.shape[-1]]
-            result = cell.tree_step(
-                inputs[:, :proj_size], h_tm1, node_kernel, x=x
-            )
-            h = result["h"]
-            output = h
-            trees = ops.cast(result["trees"], h.dtype)
-            margin = result["margin"]
-            nodes = result.get("nodes")
-            if mask is not None:
-                keep = inputs[:, -1:] > 0.5  # (batch, 1)
-                h = ops.where(keep, h, h_tm1)
-                output = (
-                    ops.where(keep, output, ops.zeros_like(output))
-                    if zero_masked
-                    else h
-                )
-                margin = ops.where(keep[:, 0], margin, 0.0)
-                trees = ops.where(keep[:, :, None], trees, -1.0)
-                if with_nodes:
-                    nodes = ops.where(keep[:, :, None], nodes, 0.0)
-            if extras:
-                batch = ops.shape(h)[0]
-                packed = [
-                    output,
-                    ops.expand_dims(margin, -1),
-                    ops.reshape(trees, (batch, -1)),
-                ]
-                if with_nodes:
-                    packed.append(ops.reshape(nodes, (batch, -1)))
-                output = ops.concatenate(packed, axis=-1)
-            return output, [h]
-
+        step = tree_step_function(
+            cell,
+            node_kernel=cell.node_kernel(),
+            widths=(x_proj.shape[-1], sequences.shape[-1]),
+            masked=mask is not None,
+            with_nodes=self.return_nodes,
+            pack=extras,
+            zero_output_for_mask=self.zero_output_for_mask,
+            go_backwards=self.go_backwards,
+        )
         last_output, outputs, states = backend_rnn(
             step,
-            step_inputs,
+            step_inputs(x_proj, sequences, mask, self.return_nodes),
             list(initial_state),
             go_backwards=self.go_backwards,
             mask=None,
@@ -460,24 +347,11 @@ class RRNN(RNN):
             return_all_outputs=self.return_sequences or extras,
         )
         if extras:
-            batch = ops.shape(outputs)[0]
-            steps = ops.shape(outputs)[1]
-            margin = outputs[..., units]
-            trees = ops.reshape(
-                outputs[..., units + 1 : units + 1 + 5 * iterations],
-                (batch, steps, iterations, 5),
+            margin, trees, nodes, outputs, last_output = unpack_extras(
+                cell, outputs, last_output, self.return_nodes
             )
-            trees = ops.cast(ops.round(trees), "int32")
-            nodes = None
-            if with_nodes:
-                nodes = ops.reshape(
-                    outputs[..., units + 1 + 5 * iterations :],
-                    (batch, steps, cell.num_slots, cell.node_width),
-                )
             # Handed to `call`, which runs this method and returns them.
             self._step_extras = (margin, trees, nodes, mask)
-            outputs = outputs[..., :units]
-            last_output = last_output[..., :units]
         return last_output, outputs, states
 
     def call(self, sequences, initial_state=None, mask=None, training=False):
@@ -553,6 +427,9 @@ class RRNN(RNN):
     activations = _cell_property("activations")
     margin = _cell_property("margin")
     variant = _cell_property("variant")
+    tree_config = _cell_property("tree_config")
+    search_config = _cell_property("search_config")
+    tuple_config = _cell_property("tuple_config")
 
     def get_config(self):
         cell_config = self.cell.get_config()
@@ -569,4 +446,12 @@ class RRNN(RNN):
 
     @classmethod
     def from_config(cls, config):
-        return cls(**with_legacy_search_options(config))
+        tree_config, search_config, tuple_config, rest = configs_from_flat(
+            config
+        )
+        return cls(
+            tree_config=tree_config,
+            search_config=search_config,
+            tuple_config=tuple_config,
+            **rest,
+        )

@@ -25,6 +25,7 @@ that is higher on the tree's candidates than anywhere else.
 import numpy as np
 from keras import ops
 
+from on_lstm_keras.rrnn.candidates import AllowedCandidates
 from on_lstm_keras.rrnn.nodes import pad_to_width
 from on_lstm_keras.rrnn.trees import NUM_LEAVES
 
@@ -45,38 +46,7 @@ GATE_MERGES = (0, 1, 6)
 
 
 
-def pair_index(i, j, slots):
-    """Index of the pair `(i, j)`, `i < j < slots`, in `pair_tables`' order.
-
-    Works on integers and on integer tensors alike.
-    """
-    return i * slots - (i * (i + 1)) // 2 + (j - i - 1)
-
-
-def candidate_index(choice, slots, tuples, n_ops, n_acts):
-    """Index of the merge `(i, j, k, op, act)` among the candidates of a
-    merge with `slots` slots (candidates are ordered pair, tuple,
-    operation, activation)."""
-    i, j, k, op, act = choice
-    return ((pair_index(i, j, slots) * tuples + k) * n_ops + op) * n_acts + act
-
-
-def pair_tables(iterations):
-    """Static `(i, j)` children of every candidate pair, per iteration."""
-    tables = []
-    for n in range(iterations):
-        slots = NUM_LEAVES + n
-        pairs = [(i, j) for i in range(slots) for j in range(i + 1, slots)]
-        left = np.array([p[0] for p in pairs], dtype="int32")
-        right = np.array([p[1] for p in pairs], dtype="int32")
-        generated = (left >= NUM_LEAVES).astype("int32") + (
-            right >= NUM_LEAVES
-        ).astype("int32")
-        tables.append((left, right, generated))
-    return tables
-
-
-class TreeSearch:
+class TreeSearch(AllowedCandidates):
     """Candidates, scores and selection of the RRNN cell's merges."""
 
     def num_candidates(self, n):
@@ -141,28 +111,7 @@ class TreeSearch:
         # used[:, s] = 1 once slot s has been a child (for `unique_roots`).
         used = ops.zeros((batch, self.num_slots), dtype=dtype)
         margin = ops.zeros((batch,), dtype=dtype)
-        alive = None
-        if (
-            self.pool == "roots"
-            and self.selection != "forced"
-            and self.variant == "rrnn"
-        ):
-            alive = ops.concatenate(
-                [
-                    ops.ones((batch, NUM_LEAVES), dtype=dtype),
-                    ops.zeros((batch, self.iterations), dtype=dtype),
-                ],
-                axis=1,
-            )
-        # reads[:, s] = which of (x, h) slot s's subtree holds (for
-        # `read_inputs`; needs the single tree of pool "roots").
-        reads = None
-        if alive is not None and self.read_inputs:
-            start = np.zeros((1, self.num_slots, 2), dtype="float32")
-            start[0, 0, 0] = start[0, 1, 1] = 1.0
-            reads = ops.zeros((batch, self.num_slots, 2), dtype=dtype) + (
-                ops.cast(ops.convert_to_tensor(start), dtype)
-            )
+        alive, reads = self._roots_state(batch, dtype)
         for n in range(self.iterations):
             if self.variant == "rrnn_gru":
                 value, choice, merge_margin = self._skeleton_merge(
@@ -180,25 +129,7 @@ class TreeSearch:
                 value, choice, merge_margin, alive = self._search(
                     n, left, right, bias, alive, choices, used, reads
                 )
-                if reads is not None:
-                    both = ops.one_hot(
-                        choice[:, 0], self.num_slots, dtype=dtype
-                    ) + ops.one_hot(choice[:, 1], self.num_slots, dtype=dtype)
-                    new_reads = ops.max(
-                        reads * ops.expand_dims(both, -1), axis=1
-                    )  # (batch, 2)
-                    slot = ops.one_hot(
-                        NUM_LEAVES + n, self.num_slots, dtype=dtype
-                    )[None, :, None]
-                    reads = reads + slot * ops.expand_dims(new_reads, 1)
-                if self.unique_roots:
-                    used = ops.maximum(
-                        used,
-                        ops.one_hot(choice[:, 0], self.num_slots, dtype=dtype)
-                        + ops.one_hot(
-                            choice[:, 1], self.num_slots, dtype=dtype
-                        ),
-                    )
+                reads, used = self._track_children(n, choice, reads, used)
                 choices.append(choice)
                 margin = margin + merge_margin
             values.append(value)
@@ -215,78 +146,74 @@ class TreeSearch:
             trees = ops.stack(choices, axis=1)
         result = {"h": values[-1], "trees": trees, "margin": margin}
         if x is not None:
-            width = self.node_width
-            leaves = [
-                pad_to_width(ops.cast(x, dtype), width),
-                pad_to_width(h_tm1, width),
-                ops.zeros((batch, width), dtype=dtype),
-            ]
-            result["nodes"] = ops.stack(
-                leaves + [pad_to_width(v, width) for v in values], axis=1
-            )
+            result["nodes"] = self._node_values(x, h_tm1, values)
         return result
 
-    def _missing_leaves(self, n, reads, alive, pair_left, pair_right):
-        """`(batch, pairs)`: how many of `x`, `h` no root holds after
-        merging each pair. Each one costs a merge (bringing a leaf into a
-        root), besides the merges that join the roots."""
-        slots = NUM_LEAVES + n
-        pair_reads = ops.maximum(
-            ops.take(reads, pair_left, axis=1),
-            ops.take(reads, pair_right, axis=1),
-        )  # (batch, pairs, 2)
-        if slots > NUM_LEAVES:
-            live = alive[:, NUM_LEAVES:slots, None]
-            root_reads = ops.max(reads[:, NUM_LEAVES:slots] * live, axis=1)
-            pair_reads = ops.maximum(pair_reads, root_reads[:, None, :])
-        return 2.0 - ops.sum(pair_reads, axis=-1)
+    def _roots_state(self, batch, dtype):
+        """`(alive, reads)` at the start of a step: `alive[:, s]` = 1 while
+        slot `s` is a root (pool "roots" of a search; else `None`);
+        `reads[:, s]` = which of (x, h) slot `s`'s subtree holds (for
+        `read_inputs`, which needs the single tree of pool "roots"; else
+        `None`)."""
+        alive = None
+        if (
+            self.pool == "roots"
+            and self.selection != "forced"
+            and self.variant == "rrnn"
+        ):
+            alive = ops.concatenate(
+                [
+                    ops.ones((batch, NUM_LEAVES), dtype=dtype),
+                    ops.zeros((batch, self.iterations), dtype=dtype),
+                ],
+                axis=1,
+            )
+        reads = None
+        if alive is not None and self.read_inputs:
+            start = np.zeros((1, self.num_slots, 2), dtype="float32")
+            start[0, 0, 0] = start[0, 1, 1] = 1.0
+            reads = ops.zeros((batch, self.num_slots, 2), dtype=dtype) + (
+                ops.cast(ops.convert_to_tensor(start), dtype)
+            )
+        return alive, reads
 
-    def _static_valid(self, n, reading=False):
-        """`(C,)` float mask of merge `n`'s candidates allowed by the
-        symmetry break and, with `reading` (`read_inputs`), that are not a
-        product with the zero leaf (slot 2), or `None` when every candidate
-        is allowed. Such a product is the constant `act(b_k)`: it reads
-        neither of its children, so it may not stand in for reading `x_t`
-        or `h_{t-1}`."""
-        n_ops, n_acts = len(self.operations), len(self.activations)
-        pair_left, pair_right, _ = self._pairs[n]
-        # (pairs, K, ops, acts), ordered as the candidates are.
-        allowed = np.ones(
-            (len(pair_left), self.tuples, n_ops, n_acts), dtype=bool
+    def _track_children(self, n, choice, reads, used):
+        """`(reads, used)` after merge `n` chose `choice`: the new node
+        reads what its children read, and the children are used (for
+        `unique_roots`)."""
+        dtype = used.dtype
+        if reads is not None:
+            both = ops.one_hot(
+                choice[:, 0], self.num_slots, dtype=dtype
+            ) + ops.one_hot(choice[:, 1], self.num_slots, dtype=dtype)
+            new_reads = ops.max(
+                reads * ops.expand_dims(both, -1), axis=1
+            )  # (batch, 2)
+            slot = ops.one_hot(
+                NUM_LEAVES + n, self.num_slots, dtype=dtype
+            )[None, :, None]
+            reads = reads + slot * ops.expand_dims(new_reads, 1)
+        if self.unique_roots:
+            used = ops.maximum(
+                used,
+                ops.one_hot(choice[:, 0], self.num_slots, dtype=dtype)
+                + ops.one_hot(choice[:, 1], self.num_slots, dtype=dtype),
+            )
+        return reads, used
+
+    def _node_values(self, x, h_tm1, values):
+        """Every slot's value, `(batch, 3 + iterations, node_width)`:
+        the leaves `x`, `h_tm1`, 0, then the generated `values`."""
+        width = self.node_width
+        batch, dtype = ops.shape(h_tm1)[0], h_tm1.dtype
+        leaves = [
+            pad_to_width(ops.cast(x, dtype), width),
+            pad_to_width(h_tm1, width),
+            ops.zeros((batch, width), dtype=dtype),
+        ]
+        return ops.stack(
+            leaves + [pad_to_width(v, width) for v in values], axis=1
         )
-        if self.break_symmetry and n < min(2, self.tuples):
-            allowed &= (np.arange(self.tuples) == n)[None, :, None, None]
-        if reading:
-            zero = NUM_LEAVES - 1
-            with_zero = (pair_left == zero) | (pair_right == zero)
-            product = np.array(
-                [name == "multiply" for name in self.operations], dtype=bool
-            )
-            allowed &= ~(
-                with_zero[:, None, None, None] & product[None, None, :, None]
-            )
-        if allowed.all():
-            return None
-        return allowed.reshape(-1).astype("float32")
-
-    def _duplicates(self, n, choices, used, dtype):
-        """`(batch, C)`: 1 where a candidate of merge `n` would remake a
-        generated node that has not been used as a child yet."""
-        count = self.num_candidates(n)
-        slots = NUM_LEAVES + n
-        taken = None
-        for m, choice in enumerate(choices):
-            index = candidate_index(
-                [choice[:, q] for q in range(5)],
-                slots,
-                self.tuples,
-                len(self.operations),
-                len(self.activations),
-            )
-            unused = 1.0 - used[:, NUM_LEAVES + m : NUM_LEAVES + m + 1]
-            hit = ops.one_hot(index, count, dtype=dtype) * unused
-            taken = hit if taken is None else ops.maximum(taken, hit)
-        return taken
 
     def _pick(self, scores, candidates):
         """Selects among `candidates` `(batch, C, units)` by `scores`
@@ -374,24 +301,7 @@ class TreeSearch:
     def _search(self, n, left, right, bias, alive, choices=(), used=None,
                 reads=None):
         """Merge `n` by score: returns `(value, choice, margin, alive)`."""
-        K, units = self.tuples, self.units
-        n_ops, n_acts = len(self.operations), len(self.activations)
-        pair_left, pair_right, pair_generated = self._pairs[n]
-        n_pairs = len(pair_left)
-        batch = ops.shape(left[0])[0]
-        slots = NUM_LEAVES + n
-        a = ops.take(ops.stack(left, axis=1), pair_left, axis=1)
-        b = ops.take(ops.stack(right, axis=1), pair_right, axis=1)
-        # (batch, pairs, K, ops, units)
-        pre = ops.stack(
-            [_BINARY[name](a, b) for name in self.operations], axis=3
-        ) + ops.reshape(bias, (1, 1, K, 1, units))
-        # (batch, pairs, K, ops, acts, units) -> (batch, C, units)
-        candidates = ops.stack(
-            [_UNARY[name](pre) for name in self.activations], axis=4
-        )
-        per_pair = K * n_ops * n_acts
-        candidates = ops.reshape(candidates, (batch, n_pairs * per_pair, units))
+        pre, candidates = self._candidates(n, left, right, bias)
         scores, candidates = self._scored(n, candidates)
         valid = None
         static = self._static_valid(n, reading=reads is not None)
@@ -403,69 +313,69 @@ class TreeSearch:
             fresh = 1.0 - self._duplicates(n, choices, used, scores.dtype)
             valid = fresh if valid is None else valid * fresh
         if self.bounded:
-            # The reference code's guard: an unbounded activation (identity,
-            # one-minus, relu) only where |pre-activation| < 1 throughout.
-            small = ops.cast(
-                ops.max(ops.abs(pre), axis=-1) < 1.0, scores.dtype
-            )  # (batch, pairs, K, ops)
-            squashing = np.array(
-                [name in ("sigmoid", "tanh") for name in self.activations],
-                dtype="float32",
-            )
-            allowed = ops.maximum(
-                ops.expand_dims(small, -1),
-                ops.cast(ops.convert_to_tensor(squashing), scores.dtype),
-            )  # (batch, pairs, K, ops, acts)
-            allowed = ops.reshape(allowed, (batch, n_pairs * per_pair))
+            allowed = self._bounded(pre, scores.dtype)
             valid = allowed if valid is None else valid * allowed
         if alive is not None:
-            live = alive[:, :slots]
-            pair_valid = ops.take(live, pair_left, axis=1) * ops.take(
-                live, pair_right, axis=1
-            )
-            roots = ops.sum(alive[:, NUM_LEAVES:slots], axis=1)
-            remaining = self.iterations - n
-            # Roots the pair must join so that the merges left can end in
-            # one tree (and, with `read_inputs`, still bring in the leaves
-            # that no root holds).
-            needed = ops.expand_dims(roots - remaining + 1.0, 1)
-            if reads is not None:
-                needed = needed + self._missing_leaves(
-                    n, reads, alive, pair_left, pair_right
-                )
-            enough = ops.cast(
-                ops.convert_to_tensor(pair_generated.astype("float32"))[
-                    None, :
-                ]
-                >= needed,
-                pair_valid.dtype,
-            )
-            pair_valid = ops.repeat(pair_valid * enough, per_pair, axis=1)
+            pair_valid = self._single_tree(n, alive, reads)
             valid = pair_valid if valid is None else valid * pair_valid
         if valid is not None:
             floor = -3.0e4 if scores.dtype == "float16" else -1.0e9
             scores = ops.where(valid > 0, scores, floor)
         value, index, margin = self._pick(scores, candidates)
+        choice = self._choice(n, index)
+        if alive is not None:
+            alive = self._after_merge(n, alive, choice)
+        return value, choice, margin, alive
+
+    def _candidates(self, n, left, right, bias):
+        """Every candidate of merge `n`: the pre-activations `(batch,
+        pairs, K, ops, units)` and the values `(batch, C, units)`."""
+        K, units = self.tuples, self.units
+        pair_left, pair_right, _ = self._pairs[n]
+        batch = ops.shape(left[0])[0]
+        a = ops.take(ops.stack(left, axis=1), pair_left, axis=1)
+        b = ops.take(ops.stack(right, axis=1), pair_right, axis=1)
+        # (batch, pairs, K, ops, units)
+        pre = ops.stack(
+            [_BINARY[name](a, b) for name in self.operations], axis=3
+        ) + ops.reshape(bias, (1, 1, K, 1, units))
+        # (batch, pairs, K, ops, acts, units) -> (batch, C, units)
+        candidates = ops.stack(
+            [_UNARY[name](pre) for name in self.activations], axis=4
+        )
+        count = len(pair_left) * self._per_pair()
+        return pre, ops.reshape(candidates, (batch, count, units))
+
+    def _per_pair(self):
+        return self.tuples * len(self.operations) * len(self.activations)
+
+    def _choice(self, n, index):
+        """The merges `(batch, 5)` `(i, j, k, op, act)` of the candidates
+        at `index`."""
+        pair_left, pair_right, _ = self._pairs[n]
+        n_ops, n_acts = len(self.operations), len(self.activations)
         act = index % n_acts
         rest = index // n_acts
         op = rest % n_ops
         rest = rest // n_ops
-        k = rest % K
-        pair = rest // K
+        k = rest % self.tuples
+        pair = rest // self.tuples
         i = ops.take(ops.convert_to_tensor(pair_left), pair)
         j = ops.take(ops.convert_to_tensor(pair_right), pair)
-        choice = ops.stack([i, j, k, op, act], axis=-1)
-        if alive is not None:
-            generated = np.zeros((self.num_slots,), dtype="float32")
-            generated[NUM_LEAVES:] = 1.0
-            generated = ops.cast(ops.convert_to_tensor(generated), alive.dtype)
-            used = (
-                ops.one_hot(i, self.num_slots, dtype=alive.dtype)
-                + ops.one_hot(j, self.num_slots, dtype=alive.dtype)
-            ) * generated
-            new = np.zeros((self.num_slots,), dtype="float32")
-            new[slots] = 1.0
-            alive = alive * (1.0 - used) + ops.cast(
-                ops.convert_to_tensor(new), alive.dtype
-            )
-        return value, choice, margin, alive
+        return ops.stack([i, j, k, op, act], axis=-1)
+
+    def _after_merge(self, n, alive, choice):
+        """`alive` after merge `n`: its generated children are no longer
+        roots, the new node is one."""
+        generated = np.zeros((self.num_slots,), dtype="float32")
+        generated[NUM_LEAVES:] = 1.0
+        generated = ops.cast(ops.convert_to_tensor(generated), alive.dtype)
+        used = (
+            ops.one_hot(choice[:, 0], self.num_slots, dtype=alive.dtype)
+            + ops.one_hot(choice[:, 1], self.num_slots, dtype=alive.dtype)
+        ) * generated
+        new = np.zeros((self.num_slots,), dtype="float32")
+        new[NUM_LEAVES + n] = 1.0
+        return alive * (1.0 - used) + ops.cast(
+            ops.convert_to_tensor(new), alive.dtype
+        )

@@ -25,13 +25,16 @@ Two ways to record and replay (`replay`):
   of batch `b`, the tree with the lowest recorded loss for `(b, t)`.
 """
 
-import collections
 import math
 
 import numpy as np
 
 from on_lstm_keras.utils import validation as check
-from on_lstm_keras.rrnn.trees import normalize_tree
+from on_lstm_keras.rrnn.replay import best_per_batch_and_step
+from on_lstm_keras.rrnn.replay import most_frequent_tree
+from on_lstm_keras.rrnn.replay import most_frequent_trees
+from on_lstm_keras.rrnn.replay import per_batch_and_step
+from on_lstm_keras.rrnn.replay import replaying
 
 REPLAYS = ("tree", "batch_step")
 SCORE_WEIGHTS = (
@@ -72,28 +75,9 @@ def _train_only(model, variables, optimizer, loss, eager=False):
     model.compile(optimizer=optimizer, loss=loss, run_eagerly=eager)
 
 
-def _restore(model, trainable):
-    for variable in model.weights:
-        variable.trainable = trainable[id(variable)]
-
-
-def most_frequent_tree(trees):
-    """The most frequent tree `(iterations, 5)` among `(..., iterations, 5)`
-    integer trees, ignoring padded (`-1`) steps; `None` if there is none."""
-    found = most_frequent_trees(trees, 1)
-    return found[0] if found else None
-
-
-def most_frequent_trees(trees, count):
-    """The `count` most frequent trees among `(..., iterations, 5)` integer
-    trees, most frequent first (ties in order of first appearance),
-    ignoring padded (`-1`) steps: a list of up to `count` tuples."""
-    trees = np.asarray(trees)
-    rows = trees.reshape(-1, trees.shape[-2], trees.shape[-1])
-    counts = collections.Counter(
-        tuple(map(tuple, tree)) for tree in rows if tree[0, 0] >= 0
-    )
-    return [tree for tree, _ in counts.most_common(count)]
+def _evaluate(model, x, y, batch_size):
+    result = model.evaluate(x, y, batch_size=batch_size, verbose=0)
+    return float(result[0] if isinstance(result, (list, tuple)) else result)
 
 
 def fit_search_and_fix(
@@ -203,160 +187,189 @@ def fit_search_and_fix(
             "'soft', variant 'rrnn'), received: "
             f"selection={cell.selection!r}, variant={cell.variant!r}"
         )
-    trainable = {id(v): v.trainable for v in model.weights}
-    scoring, _ = split_weights(layer)
-    scoring_ids = {id(v) for v in scoring}
-    cell_weights = [
-        v for v in model.weights
-        if trainable[id(v)] and id(v) not in scoring_ids
-    ]
-    scoring = [v for v in scoring if trainable[id(v)]]
-    val_x, val_y = validation_data
-    records, recorded = [], []
-    best_tree = best_trees = best_fix_epoch = candidates = None
-
-    def fix_start():
-        if not restore_best:
-            return None
-        return _BestWeights(
-            cell_weights, _evaluate(model, val_x, val_y, batch_size)
-        )
-
-    def fix_end(best):
-        nonlocal best_fix_epoch
-        if best is not None:
-            best_fix_epoch = best.restore()
-
+    run = _SearchAndFix(
+        model, layer, (x, y), trees_model, validation_data,
+        (score_optimizer, cell_optimizer), loss, batch_size, verbose,
+    )
     try:
         for _ in range(cycles):
             for epoch in range(search_epochs):
                 phase = (epoch // switch_every) % 2
-                trained = "cell" if phase == 0 else "score"
-                _train_only(
-                    model,
-                    cell_weights if trained == "cell" else scoring,
-                    cell_optimizer if trained == "cell" else score_optimizer,
-                    loss,
-                )
-                history = model.fit(
-                    x, y, batch_size=batch_size, epochs=1, verbose=verbose
-                )
-                val_loss = _evaluate(model, val_x, val_y, batch_size)
-                record = {
-                    "stage": "search",
-                    "trained": trained,
-                    "loss": float(history.history["loss"][-1]),
-                    "val_loss": val_loss,
-                }
-                if replay == "tree":
-                    frequent = most_frequent_trees(
-                        trees_model.predict(
-                            x[:tree_sample], batch_size=batch_size, verbose=0
-                        ),
-                        replay_candidates,
-                    )
-                    record["tree"] = frequent[0] if frequent else None
-                    if replay_candidates > 1:
-                        record["trees"] = frequent
-                    recorded.append((val_loss, frequent))
-                else:
-                    step_trees, step_losses = _per_batch_and_step(
-                        model, trees_model, x, y, loss, batch_size
-                    )
-                    record["tree"] = most_frequent_tree(step_trees)
-                    record["step_trees"] = step_trees
-                    record["step_losses"] = step_losses
-                    recorded.append((step_losses, step_trees))
-                records.append(record)
+                run.search_epoch("cell" if phase == 0 else "score", replay,
+                                 tree_sample, replay_candidates)
             if not fix_epochs:
                 continue
-            if replay == "tree" and replay_candidates > 1:
-                candidates = _replayed_losses(
-                    model, cell, recorded, cell_weights, cell_optimizer,
-                    loss, val_x, val_y, batch_size,
-                )
-                best_tree = min(
-                    candidates, key=lambda c: _finite_or_inf(c[1])
-                )[0]
-            elif replay == "tree":
-                best_tree = min(
-                    (r for r in recorded if r[1]), key=lambda r: r[0]
-                )[1][0]
             if replay == "tree":
-                with replaying(cell, best_tree):
-                    _train_only(model, cell_weights, cell_optimizer, loss)
-                    best = fix_start()
-                    for _ in range(fix_epochs):
-                        history = model.fit(
-                            x, y, batch_size=batch_size, epochs=1,
-                            verbose=verbose,
-                        )
-                        records.append({
-                            "stage": "fix",
-                            "trained": "cell",
-                            "loss": float(history.history["loss"][-1]),
-                            "val_loss": _evaluate(
-                                model, val_x, val_y, batch_size
-                            ),
-                            "tree": best_tree,
-                        })
-                        if best is not None:
-                            best.update(records[-1]["val_loss"])
-                    fix_end(best)
-                continue
-            best_trees = best_per_batch_and_step(recorded)
-            best = fix_start()
-            for _ in range(fix_epochs):
-                losses = []
-                _train_only(
-                    model, cell_weights, cell_optimizer, loss, eager=True
-                )
-                for b, start in enumerate(range(0, len(x), batch_size)):
-                    with replaying(cell, best_trees[b]):
-                        result = model.train_on_batch(
-                            x[start : start + batch_size],
-                            y[start : start + batch_size],
-                        )
-                    losses.append(float(np.ravel(result)[0]))
-                _train_only(model, cell_weights, cell_optimizer, loss)
-                records.append({
-                    "stage": "fix",
-                    "trained": "cell",
-                    "loss": float(np.mean(losses)),
-                    "val_loss": _evaluate(model, val_x, val_y, batch_size),
-                    "tree": most_frequent_tree(best_trees),
-                })
-                if best is not None:
-                    best.update(records[-1]["val_loss"])
-            fix_end(best)
+                run.fix_tree(run.choose_tree(replay_candidates), fix_epochs,
+                             restore_best)
+            else:
+                run.fix_batch_steps(fix_epochs, restore_best)
     finally:
-        _restore(model, trainable)
-    result = {
-        "epochs": records,
-        "best_tree": best_tree,
-        "best_fix_epoch": best_fix_epoch,
-    }
-    if candidates is not None:
-        result["candidates"] = candidates
-    if replay == "batch_step":
-        result["best_trees"] = best_trees
-    return result
+        run.restore_trainable()
+    return run.result(replay)
 
 
-def _replayed_losses(model, cell, recorded, cell_weights, optimizer, loss,
-                     val_x, val_y, batch_size):
-    """`[(tree, validation loss)]` of every distinct recorded tree, each
-    replayed with the current weights, in order of first recording."""
-    trees = []
-    for _, frequent in recorded:
-        trees.extend(t for t in frequent if t not in trees)
-    losses = []
-    for tree in trees:
-        with replaying(cell, tree):
-            # Compiled afresh so that the evaluation traces the forced tree.
-            _train_only(model, cell_weights, optimizer, loss)
-            losses.append((tree, _evaluate(model, val_x, val_y, batch_size)))
-    return losses
+class _SearchAndFix:
+    """The state of one `fit_search_and_fix` run: the two weight groups,
+    the records of its epochs and the trees recorded for the fixing stage.
+    """
+
+    def __init__(self, model, layer, data, trees_model, validation_data,
+                 optimizers, loss, batch_size, verbose):
+        self.model, self.cell, self.loss = model, layer.cell, loss
+        self.x, self.y = data
+        self.val_x, self.val_y = validation_data
+        self.trees_model = trees_model
+        self.score_optimizer, self.cell_optimizer = optimizers
+        self.batch_size, self.verbose = batch_size, verbose
+        self.trainable = {id(v): v.trainable for v in model.weights}
+        scoring, _ = split_weights(layer)
+        scoring_ids = {id(v) for v in scoring}
+        self.cell_weights = [
+            v for v in model.weights
+            if self.trainable[id(v)] and id(v) not in scoring_ids
+        ]
+        self.scoring = [v for v in scoring if self.trainable[id(v)]]
+        self.records, self.recorded = [], []
+        self.best_tree = self.best_trees = self.best_fix_epoch = None
+        self.candidates = None
+
+    def restore_trainable(self):
+        for variable in self.model.weights:
+            variable.trainable = self.trainable[id(variable)]
+
+    def _fit_epoch(self):
+        history = self.model.fit(
+            self.x, self.y, batch_size=self.batch_size, epochs=1,
+            verbose=self.verbose,
+        )
+        return float(history.history["loss"][-1])
+
+    def _val_loss(self):
+        return _evaluate(self.model, self.val_x, self.val_y, self.batch_size)
+
+    def _train_cell(self, eager=False):
+        _train_only(self.model, self.cell_weights, self.cell_optimizer,
+                    self.loss, eager=eager)
+
+    def search_epoch(self, trained, replay, tree_sample, replay_candidates):
+        """One search epoch training the `trained` weights ("cell" or
+        "score"), then the trees it picks recorded for `replay`."""
+        if trained == "cell":
+            self._train_cell()
+        else:
+            _train_only(self.model, self.scoring, self.score_optimizer,
+                        self.loss)
+        record = {"stage": "search", "trained": trained,
+                  "loss": self._fit_epoch()}
+        record["val_loss"] = val_loss = self._val_loss()
+        if replay == "tree":
+            frequent = most_frequent_trees(
+                self.trees_model.predict(
+                    self.x[:tree_sample], batch_size=self.batch_size,
+                    verbose=0,
+                ),
+                replay_candidates,
+            )
+            record["tree"] = frequent[0] if frequent else None
+            if replay_candidates > 1:
+                record["trees"] = frequent
+            self.recorded.append((val_loss, frequent))
+        else:
+            step_trees, step_losses = per_batch_and_step(
+                self.model, self.trees_model, self.x, self.y, self.loss,
+                self.batch_size,
+            )
+            record["tree"] = most_frequent_tree(step_trees)
+            record["step_trees"] = step_trees
+            record["step_losses"] = step_losses
+            self.recorded.append((step_losses, step_trees))
+        self.records.append(record)
+
+    def choose_tree(self, replay_candidates):
+        """The recorded tree that the fixing stage replays."""
+        if replay_candidates > 1:
+            self.candidates = self._replayed_losses()
+            return min(
+                self.candidates, key=lambda c: _finite_or_inf(c[1])
+            )[0]
+        return min(
+            (r for r in self.recorded if r[1]), key=lambda r: r[0]
+        )[1][0]
+
+    def _replayed_losses(self):
+        """`[(tree, validation loss)]` of every distinct recorded tree,
+        each replayed with the current weights, in order of first
+        recording."""
+        trees = []
+        for _, frequent in self.recorded:
+            trees.extend(t for t in frequent if t not in trees)
+        losses = []
+        for tree in trees:
+            with replaying(self.cell, tree):
+                # Compiled afresh so that the evaluation traces the tree.
+                self._train_cell()
+                losses.append((tree, self._val_loss()))
+        return losses
+
+    def _best_weights(self, restore_best):
+        if not restore_best:
+            return None
+        return _BestWeights(self.cell_weights, self._val_loss())
+
+    def _end_fix(self, best):
+        if best is not None:
+            self.best_fix_epoch = best.restore()
+
+    def _record_fix(self, loss, tree, best):
+        self.records.append({
+            "stage": "fix", "trained": "cell", "loss": loss,
+            "val_loss": self._val_loss(), "tree": tree,
+        })
+        if best is not None:
+            best.update(self.records[-1]["val_loss"])
+
+    def fix_tree(self, tree, fix_epochs, restore_best):
+        """A fixing stage that replays `tree` at every step."""
+        self.best_tree = tree
+        with replaying(self.cell, tree):
+            self._train_cell()
+            best = self._best_weights(restore_best)
+            for _ in range(fix_epochs):
+                self._record_fix(self._fit_epoch(), tree, best)
+            self._end_fix(best)
+
+    def fix_batch_steps(self, fix_epochs, restore_best):
+        """A fixing stage that replays, at each step of each fixed batch,
+        the recorded tree of lowest loss there."""
+        self.best_trees = best_per_batch_and_step(self.recorded)
+        best = self._best_weights(restore_best)
+        for _ in range(fix_epochs):
+            losses = []
+            self._train_cell(eager=True)
+            for b, start in enumerate(range(0, len(self.x), self.batch_size)):
+                with replaying(self.cell, self.best_trees[b]):
+                    result = self.model.train_on_batch(
+                        self.x[start : start + self.batch_size],
+                        self.y[start : start + self.batch_size],
+                    )
+                losses.append(float(np.ravel(result)[0]))
+            self._train_cell()
+            self._record_fix(float(np.mean(losses)),
+                             most_frequent_tree(self.best_trees), best)
+        self._end_fix(best)
+
+    def result(self, replay):
+        result = {
+            "epochs": self.records,
+            "best_tree": self.best_tree,
+            "best_fix_epoch": self.best_fix_epoch,
+        }
+        if self.candidates is not None:
+            result["candidates"] = self.candidates
+        if replay == "batch_step":
+            result["best_trees"] = self.best_trees
+        return result
 
 
 def _finite_or_inf(value):
@@ -390,114 +403,3 @@ class _BestWeights:
             for variable, value in zip(self.variables, self.values):
                 variable.assign(value)
         return self.best_epoch
-
-
-def best_per_batch_and_step(recorded):
-    """The recorded tree with the lowest loss at each (batch, step).
-
-    Args:
-        recorded: `[(losses, trees), ...]`, one pair per search epoch:
-            losses `(batches, steps)`, trees `(batches, steps, iterations,
-            5)`. On a tie the earlier epoch's tree is kept.
-
-    Returns:
-        An int array `(batches, steps, iterations, 5)`.
-    """
-    losses = np.stack([np.asarray(r[0]) for r in recorded])
-    trees = np.stack([np.asarray(r[1]) for r in recorded])
-    best = np.argmin(losses, axis=0)  # (batches, steps), first on ties
-    return np.take_along_axis(
-        trees, best[None, :, :, None, None], axis=0
-    )[0]
-
-
-def _per_batch_and_step(model, trees_model, x, y, loss, batch_size):
-    """Each fixed batch's most frequent tree and mean task loss per step:
-    `(trees (batches, steps, iterations, 5), losses (batches, steps))`."""
-    import keras
-    from keras import ops
-
-    first = loss[0] if isinstance(loss, (list, tuple)) else loss
-    first = keras.losses.get(first)
-    predicted = model.predict(x, batch_size=batch_size, verbose=0)
-    if isinstance(predicted, (list, tuple)):
-        predicted = predicted[0]
-    trees = np.asarray(
-        trees_model.predict(x, batch_size=batch_size, verbose=0)
-    )
-    unreduced = first.call if isinstance(first, keras.losses.Loss) else first
-    per_step = ops.convert_to_numpy(
-        unreduced(ops.convert_to_tensor(y), ops.convert_to_tensor(predicted))
-    )
-    if per_step.ndim != 2 or trees.ndim != 4:
-        raise ValueError(
-            "Argument `replay='batch_step'` needs a model whose first output "
-            "is a per-step prediction and an RRNN with return_sequences=True"
-            f", received: per-step loss shape {per_step.shape}, trees shape "
-            f"{trees.shape}"
-        )
-    step_trees, step_losses = [], []
-    for start in range(0, len(x), batch_size):
-        batch = trees[start : start + batch_size]
-        step_trees.append(np.stack([
-            np.array(most_frequent_tree(batch[:, t]))
-            for t in range(batch.shape[1])
-        ]))
-        step_losses.append(per_step[start : start + batch_size].mean(0))
-    return np.stack(step_trees), np.stack(step_losses)
-
-
-def _evaluate(model, x, y, batch_size):
-    result = model.evaluate(x, y, batch_size=batch_size, verbose=0)
-    return float(result[0] if isinstance(result, (list, tuple)) else result)
-
-
-class replaying:
-    """Runs `cell` as forced trees inside a `with` block.
-
-    The fixing stage of `fit_search_and_fix` trains inside it; use it to
-    evaluate a model with the tree that stage replayed (build the model or
-    its predictor afresh inside the block: a function Keras has already
-    traced keeps the search).
-
-    Args:
-        cell: An `RRNNCell` (`layer.cell`) with `variant="rrnn"`.
-        tree: One tree, `cell.iterations` merges `(i, j, k, op, act)`
-            (names or indices), e.g. `fit_search_and_fix(...)["best_tree"]`,
-            run at every step; or one such tree per time step, an array
-            `(steps, iterations, 5)`: step `t` of the sequence runs tree
-            `t` (the layer unrolls its loop; inputs must have `steps`
-            steps).
-    """
-
-    def __init__(self, cell, tree):
-        self.cell = cell
-        per_step = np.asarray(tree, dtype=object).ndim == 3
-        trees = tree if per_step else [tree]
-        self.trees = tuple(
-            tuple(
-                normalize_tree(
-                    t,
-                    iterations=cell.iterations,
-                    tuples=cell.tuples,
-                    operations=cell.operations,
-                    activations=cell.activations,
-                    pool=cell.pool,
-                )
-            )
-            for t in trees
-        )
-        self.per_step = per_step
-
-    def __enter__(self):
-        cell = self.cell
-        self.saved = (cell.selection, cell.tree, cell.step_trees)
-        cell.selection = "forced"
-        cell.tree = list(self.trees[0])
-        cell.step_trees = self.trees if self.per_step else None
-        return self
-
-    def __exit__(self, *exc):
-        (self.cell.selection, self.cell.tree,
-         self.cell.step_trees) = self.saved
-        return False

@@ -17,8 +17,8 @@ node is `act(op(c_i · L_k, c_j · R_k) + b_k)`. `op` and `act` are names
 returns. The last node, slot `3 + N̄ - 1`, is `h_t`. A row of `-1` marks
 a padded (masked) step: an empty tree.
 
-This module is pure Python and numpy. The GRU's tree is `gru_tree` in
-`on_lstm_keras.rrnn.gru`; the distance between two trees is
+This module is pure Python and numpy. `gru_tree` is the tree of a GRU
+cell; the GRU's weights in an RRNN are `on_lstm_keras.rrnn.gru`'s; the distance between two trees is
 `tree_distance` in `on_lstm_keras.rrnn.distance`.
 """
 
@@ -362,4 +362,53 @@ def most_common_trees(
     return [
         (text, count, count / total)
         for text, count in by_expression.most_common(top)
+    ]
+
+
+def gru_tree():
+    """The 9 merges that make a GRU (`reset_after=False`) cell.
+
+    With tuples `0, 1, 2 = (W_z, U_z, b_z), (W_r, U_r, b_r), (W_h, U_h, b_h)`
+    and tuple `3 = (I, I, 0)`:
+
+    ```
+    slot  merge                                  value
+    3     (0, 1, 0, add, sigmoid)                z = σ(x L0 + h R0 + b0)
+    4     (0, 1, 1, add, sigmoid)                r = σ(x L1 + h R1 + b1)
+    5     (1, 4, 3, multiply, identity)          h ⊙ r
+    6     (0, 5, 2, add, tanh)                   h̃ = tanh(x L2 + (r⊙h) R2 + b2)
+    7     (2, 3, 3, add, one_minus)              1 − (0·I + z·I + 0) = 1 − z
+    8     (6, 7, 3, multiply, identity)          h̃ ⊙ (1 − z)
+    9     (0, 1, 0, add, sigmoid)                z again
+    10    (1, 9, 3, multiply, identity)          h ⊙ z
+    11    (8, 10, 3, add, identity)              h_t = (1 − z)⊙h̃ + z⊙h
+    ```
+
+    Merges 0 and 1 are `z` on tuple 0 and `r` on tuple 1, the order the
+    search's symmetry break (`break_symmetry=True`) requires, so the same
+    list is a tree the hard search can pick. `1 − z` merges the zero leaf
+    (left, `0 · L3 = 0`) with `z` (right) by addition and the one-minus
+    activation. `z` is made twice, once for each of its two parents, so
+    that the list is a valid tree for both pools: with `pool="roots"` a
+    generated node can be a child only once (and with `unique_roots=True`
+    the second `z` is allowed because the first has been used by then).
+
+    Returns:
+        A list of 9 tuples `(i, j, k, op, act)` with `op`, `act` names.
+
+    Example:
+
+    >>> tree_expression(gru_tree(), identity_tuples=(3,))
+    'h_t = tanh(x·L2 + (h ⊙ σ(x·L1 + h·R1 + b1))·R2 + b2) ⊙ (1 − σ(x·L0 + h·R0 + b0)) + h ⊙ σ(x·L0 + h·R0 + b0)'
+    """  # noqa: E501
+    return [
+        (0, 1, 0, "add", "sigmoid"),
+        (0, 1, 1, "add", "sigmoid"),
+        (1, 4, 3, "multiply", "identity"),
+        (0, 5, 2, "add", "tanh"),
+        (2, 3, 3, "add", "one_minus"),
+        (6, 7, 3, "multiply", "identity"),
+        (0, 1, 0, "add", "sigmoid"),
+        (1, 9, 3, "multiply", "identity"),
+        (8, 10, 3, "add", "identity"),
     ]
