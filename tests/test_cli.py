@@ -345,7 +345,7 @@ def test_examples_run_end_to_end(example_started):
     assert default["chosen_on"] == "sinica dev half"
     assert default["reading"] in ("forward", "backward", "both")
     assert (output / "sinica_f1_dev.png").exists()
-    assert (output / "sinica_settings.json").exists()
+    assert (output / "sinica_readings.json").exists()
     # --f1-by-epoch: the ON-LSTMs' trees scored on the dev half (one
     # sentence of three words; the one-word one is skipped) after their
     # epoch, the LSTM's not at all.
