@@ -237,7 +237,7 @@ def test_lm_chinese_gives_the_run_of_on_lstm_train(tmp_path):
     finally:
         example_run.stop()
         command_run.stop()
-    assert "No Sinica treebank, so no parse default is chosen" in out
+    assert "No Sinica treebank, so no reading is chosen" in out
     for sub in ("", "backward", "lstm"):
         ours = json.loads((example / sub / "run.json").read_text("utf-8"))
         theirs = json.loads((command / sub / "run.json").read_text("utf-8"))

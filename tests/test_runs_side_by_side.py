@@ -87,8 +87,9 @@ def test_side_by_side_trains_the_models_one_after_another_would(
     after = runs.train(plan(one), tiny_corpus(), side_by_side=False,
                        verbose=0)
     capsys.readouterr()
+    # Keras' one line per epoch, so that each child has lines to relay.
     beside = runs.train(plan(two), tiny_corpus(), side_by_side=True,
-                        verbose=0)
+                        verbose=1)
     out = capsys.readouterr().out
     assert "Training onlstm, onlstm backward side by side" in out
     assert "[onlstm backward] " in out  # the child's lines, named
