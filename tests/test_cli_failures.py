@@ -34,7 +34,6 @@ from on_lstm_keras.utils.lock import DirectoryLocked
 from on_lstm_keras.utils.lock import output_lock
 from on_lstm_keras.models import callbacks
 from on_lstm_keras.models import checkpoints
-from on_lstm_keras.models import training
 from on_lstm_keras.models.saving import load_run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

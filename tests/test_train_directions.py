@@ -225,7 +225,7 @@ def test_backward_epochs_flag_needs_direction_both(tmp_path, capsys):
 
 @pytest.fixture(scope="module", autouse=True)
 def both_run_started(request, tmp_path_factory):
-    """`on-lstm train --direction both` on the tiny Chinese corpus, started
+    """`on-lstm train --directions both` on the tiny Chinese corpus, started
     in its own process at the module's first test: the tests that do not
     read it (the resumed run below trains two models of its own) run
     meanwhile, on the other core. Not started when no selected test reads

@@ -9,7 +9,6 @@ import argparse
 import sys
 
 from on_lstm_keras import __version__
-from on_lstm_keras.cli._args import quiet_tensorflow
 from on_lstm_keras.cli.evaluate import add_evaluate_arguments
 from on_lstm_keras.cli.evaluate import run_evaluate
 from on_lstm_keras.cli.parse import add_parse_arguments
@@ -41,7 +40,6 @@ def main(argv=None):
     """Runs `on-lstm`; returns the exit code: 0 done, 2 bad input (a flag,
     a file, a locked or unusable directory), 1 training diverged, 130
     interrupted. Errors print one line, no traceback."""
-    quiet_tensorflow()
     args = build_parser().parse_args(argv)
 
     def error(message):

@@ -2,19 +2,6 @@
 
 import argparse
 import math
-import os
-
-from on_lstm_keras.runs.flags import POSITIVE  # noqa: F401 (the subcommands')
-from on_lstm_keras.runs.flags import RATE  # noqa: F401
-from on_lstm_keras.runs.flags import float_in  # noqa: F401
-from on_lstm_keras.runs.flags import int_at_least  # noqa: F401
-
-
-def quiet_tensorflow():
-    """Keeps TensorFlow's C++ info and warning logs (device probing, XLA)
-    off the terminal, unless `TF_CPP_MIN_LOG_LEVEL` is set. Call it before
-    the backend starts; TensorFlow still prints a few lines at import."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 def layer_or_all(text):

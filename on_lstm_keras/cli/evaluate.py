@@ -5,7 +5,7 @@ import math
 import sys
 
 from on_lstm_keras import runs
-from on_lstm_keras.cli._args import POSITIVE
+from on_lstm_keras.runs.flags import POSITIVE
 from on_lstm_keras.cli._args import json_safe
 from on_lstm_keras.cli._args import layer_or_all
 from on_lstm_keras.cli.parse import add_reading_arguments

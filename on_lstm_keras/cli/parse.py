@@ -6,7 +6,7 @@ import os
 import sys
 
 from on_lstm_keras import runs
-from on_lstm_keras.cli._args import POSITIVE
+from on_lstm_keras.runs.flags import POSITIVE
 from on_lstm_keras.data.corpora import decode_lines
 from on_lstm_keras.data.corpora import read_sentences
 from on_lstm_keras.models.saving import load_run

@@ -5,7 +5,7 @@ import argparse
 import sys
 
 from on_lstm_keras import runs
-from on_lstm_keras.cli._args import POSITIVE
+from on_lstm_keras.runs.flags import POSITIVE
 from on_lstm_keras.config import DEFAULT_PRESET
 from on_lstm_keras.config import PRESETS
 from on_lstm_keras.data.corpus import LANGUAGES

@@ -144,7 +144,6 @@ class ONLSTM(RNN):
     [(2, 12, 16), (2, 12, 2), (2, 12, 2)]
     """
 
-
     def __init__(
         self,
         units,
