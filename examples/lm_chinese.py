@@ -9,25 +9,20 @@
 # sentence right to left, into `runs/lm_chinese/backward`, 5 epochs each.
 # It then scores every way of reading trees off them (reading x layer x
 # tree rule) on the dev half of the Sinica treebank sample, records the
-# best as the run's default, and parses a few sentences with it, as Su
-# Jianlin's blog post does with the middle layer of one model.
+# best as the run's default, parses a few sentences with it (as Su
+# Jianlin's blog post does) and writes a result record.
 #
-# It walks through the public API: `load_corpus` segments the text,
-# `Vocabulary` turns words into ids, `ONLSTMLanguageModel` is the network,
-# `runs.plan_training` and `runs.train` train it into a run directory (the
-# one `on-lstm train` writes), and `runs.parse` reads trees off it. Each
-# `# %%` cell also runs as a notebook cell; run them in order.
+# It walks through the public API, a `# %%` cell at a time (each also runs
+# as a notebook cell, in order).
 
 # %% [markdown]
 # ## 0. Settings
 #
-# The model and its training are the preset `small` (run the script with
-# `--help` to see every flag with its default): a pair of typed configs,
-# `ModelConfig` (the network) and `TrainingConfig` (how it is trained),
-# from `on_lstm_keras.config.PRESETS`. `runs.add_config_arguments` gives a
-# flag for each of their fields, and `runs.configs_from_args` builds the
-# two configs from the preset and the flags given. In a notebook no
-# command line is read, so the defaults apply: edit `argv` to change them.
+# The preset `small` (`--help` lists every flag): a `ModelConfig` (the
+# network) and a `TrainingConfig` (its training), from `config.PRESETS`.
+# `runs.add_config_arguments` gives a flag for each of their fields, and
+# `runs.configs_from_args` builds the configs from the preset and the flags
+# (in a notebook, edit `argv`).
 #
 # `runs.plan_training` then checks everything before anything is written
 # (a new run must not overwrite a checkpoint; a resumed run keeps the
@@ -73,6 +68,8 @@ parser.add_argument("--sentence", action="append",
                     help="a sentence to parse at the end (repeatable)")
 parser.add_argument("--f1-by-epoch", action="store_true", help="score the "
                     "trees on the Sinica dev half after every epoch")
+parser.add_argument("--record", help="where to write the result record "
+                    "(default: OUTPUT/record.json)")
 runs.add_config_arguments(parser)
 in_notebook = "ipykernel" in sys.modules
 argv = []  # the flags, in a notebook
@@ -150,13 +147,10 @@ print(f"{len(vocab):,} words (with <pad>, <unk>, <eos>)")
 # ## 3. The model
 #
 # `ONLSTMLanguageModel` is an embedding, a stack of `ONLSTM` layers and a
-# softmax, with the paper's AWD-LSTM regularisers. The preset's model:
-# embedding 128, three layers of 256 units with chunk size 8 (32 levels
-# of master gates), an untied softmax. `from_model_config` builds it from
-# the `ModelConfig`, field by field, as `runs.train` does; `stateful=True`
-# carries the state from one window of the token stream to the next
-# (truncated BPTT). With `recurrent="lstm"` the same code builds the
-# same-size LSTM, for `--with-lstm`.
+# softmax, with AWD-LSTM's regularisers: embedding 128, three layers of 256
+# units, chunk size 8. `from_model_config` builds it as `runs.train` does;
+# `stateful=True` carries the state from one window of the token stream to
+# the next (truncated BPTT); `recurrent="lstm"` gives the same-size LSTM.
 
 # %%
 from on_lstm_keras.models import ONLSTMLanguageModel
@@ -176,17 +170,13 @@ if in_notebook:
 # reads the training stream in windows of 35 tokens, 32 rows at a time,
 # and after every epoch measures the validation perplexity, keeps the best
 # model (`model.keras`), appends to `history.csv` and writes a checkpoint.
-# Every file is written to a temporary file and renamed, so a crash leaves
-# the last finished epoch whole: Ctrl-C, then `--resume`, continues from
-# it. The output directory is locked while training. The best model is
-# then measured on the validation and test streams. The backward model
-# reads every sentence reversed. On a CPU with two or more cores the
-# models train side by side, each in a process of its own with a share of
-# the threads (a training step of this size leaves cores idle).
+# Every file is written atomically, so Ctrl-C, then `--resume`, continues
+# from the last finished epoch; the directory is locked while training.
+# The best model is then measured on the validation and test streams; the
+# backward model reads sentences reversed; with 2+ cores, side by side.
 #
-# With `--f1-by-epoch`, the `EpochF1` callback scores the trees of the
-# ON-LSTM being trained on the Sinica dev half after every epoch, into
-# `f1_by_epoch.csv` and `f1_by_epoch.png` (F1 against training time).
+# `--f1-by-epoch` (`EpochF1`) scores the trees on the Sinica dev half after
+# every epoch, into `f1_by_epoch.csv` and `f1_by_epoch.png`.
 
 # %%
 callbacks = []
@@ -205,9 +195,8 @@ except KeyboardInterrupt:
 # %% [markdown]
 # ## 5. Perplexity
 #
-# Of the best epoch (by validation perplexity), on the held-out sentences:
-# how surprised the model is by each next word, on average (lower is
-# better; a model guessing uniformly among the 10,000 words scores 10,000).
+# Of the best epoch, on held-out sentences: how surprised the model is by
+# each next word (lower is better; uniform guessing scores 10,000).
 
 # %%
 for recurrent, info in results.items():
@@ -296,4 +285,16 @@ for sentence, p in zip(sentences, parses):
 picture = os.path.join(output, "tree.svg")
 plotting.plot_parse(parses[0], picture)
 print(f"Picture of the first tree: {picture}")
-print(f"Model directory: {output}  ({time.time() - started:.0f} s in all)")
+
+# %% [markdown]
+# ## 9. The result record
+#
+# `runs.result_record` keeps the figures (`runs.run_figures`) with the
+# command, commit, CPU and versions behind them, in `OUTPUT/record.json`.
+
+# %%
+figures = runs.run_figures(output, readings=table if choice else None)
+record = runs.result_record("lm_chinese", figures, seconds=time.time() - started,
+                            seed=main_run.training_config.seed)
+runs.write_record(args.record or os.path.join(output, "record.json"), record)
+print(f"Model directory: {output}  ({record['seconds']:.0f} s in all)")

@@ -346,6 +346,20 @@ def test_examples_run_end_to_end(example_started):
     assert default["reading"] in ("forward", "backward", "both")
     assert (output / "sinica_f1_dev.png").exists()
     assert (output / "sinica_readings.json").exists()
+    # The result record: every model's figures as its run recorded them.
+    record = runs.read_record(output / "record.json")
+    assert record["name"] == "lm_chinese" and record["seed"] == 0
+    assert record["command"].startswith("python ") and "--with-lstm" in record["command"]
+    assert record["machine"]["logical_cores"] == os.cpu_count()
+    models = record["figures"]["models"]
+    assert set(models) == {"onlstm", "onlstm backward", "lstm"}
+    for name, place in [("onlstm", ""), ("onlstm backward", "backward"), ("lstm", "lstm")]:
+        results = json.loads((output / place / "run.json").read_text())["results"]
+        assert models[name]["valid_perplexity"] == results["valid_perplexity"]
+        history = (output / place / "history.csv").read_text().splitlines()
+        assert len(models[name]["epochs"]) == len(history) - 1
+    assert record["figures"]["default_reading"] == default
+    assert {c["half"] for c in record["figures"]["readings"]["cells"]} == {"dev", "test"}
     # --f1-by-epoch: the ON-LSTMs' trees scored on the dev half (one
     # sentence of three words; the one-word one is skipped) after their
     # epoch, the LSTM's not at all.

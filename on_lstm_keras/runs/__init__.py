@@ -22,6 +22,11 @@ rule at once; `choose_reading` picks the best on a dev half and records it
 in the run (`run.json` `default_reading`), where `parse` and
 `evaluate_treebank` find it. `EpochF1` logs that table after every epoch of
 training.
+
+Records: `result_record` gives a run's figures with the command, commit,
+machine and library versions they came from; `write_record` and
+`read_record` store and load one (the documentation's tables are built from
+such records).
 """
 
 from on_lstm_keras.runs.defaults import DEFAULT_READING
@@ -48,6 +53,12 @@ from on_lstm_keras.runs.readings import best_reading
 from on_lstm_keras.runs.readings import choose_reading
 from on_lstm_keras.runs.readings import format_readings_table
 from on_lstm_keras.runs.readings import record_reading
+from on_lstm_keras.runs.records import machine
+from on_lstm_keras.runs.records import machine_label
+from on_lstm_keras.runs.records import read_record
+from on_lstm_keras.runs.records import result_record
+from on_lstm_keras.runs.records import run_figures
+from on_lstm_keras.runs.records import write_record
 from on_lstm_keras.runs.training import interrupted_message
 from on_lstm_keras.runs.training import perplexity_summary
 from on_lstm_keras.runs.training import resolve_side_by_side
@@ -75,17 +86,23 @@ __all__ = [
     "format_readings_table",
     "interrupted_message",
     "load_corpus_of_run",
+    "machine",
+    "machine_label",
     "output_lock",
     "parse",
     "perplexity_summary",
     "plan_training",
     "planned_runs",
     "read_f1_curve",
+    "read_record",
     "record_reading",
     "recorded_configs",
     "recorded_directions",
     "resolve_side_by_side",
+    "result_record",
+    "run_figures",
     "saved_reading",
     "train",
     "train_run",
+    "write_record",
 ]
