@@ -246,9 +246,9 @@ def test_real_ptb_max_length(ptb_dir, ptb):
     assert len(wsj10) == 270
 
 
-# (sentence F1, corpus F1) of every baseline on the NLTK samples, the
-# README's tables (random: seed 0). Deterministic: the trees depend on the
-# sentence lengths alone.
+# (sentence F1, corpus F1) of every baseline on the whole NLTK samples
+# (random: seed 0). Deterministic: the trees depend on the sentence lengths
+# alone.
 PTB_BASELINES = {
     "left": (8.3282, 11.6897), "right": (39.7226, 39.2632),
     "balanced": (24.1096, 25.3459), "random": (17.7207, 20.0988),

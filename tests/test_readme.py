@@ -32,9 +32,19 @@ def test_quickstart_runs():
     assert _leaves(tree) == words
     top = int(np.argmax(d_f))
     assert _leaves(tree[0]) == (words[:top] if top else words[:1])
+    # The Sequential model built with `model.add(ONLSTM(units, chunk_size))`.
     model = namespace["model"]
-    logits = model(np.ones((2, 7), "int32"))
-    assert tuple(logits.shape) == (2, 7, 1000)
+    onlstm = model.layers[1]
+    assert (onlstm.units, onlstm.chunk_size) == (64, 8)
+    probabilities = model(np.ones((2, 7), "int32"))
+    assert tuple(probabilities.shape) == (2, 2)
+    # Bidirectional: the output of both directions, then each one's
+    # distances, in the input's time order.
+    output, d_forward, d_backward = (namespace[k] for k in (
+        "output", "d_forward", "d_backward"))
+    assert tuple(output.shape) == (2, 128)
+    assert tuple(d_forward.shape) == tuple(d_backward.shape) == (2, 5, 2)
+    assert np.all((np.asarray(d_forward) >= 0) & (np.asarray(d_forward) <= 1))
 
 
 def _leaves(tree):

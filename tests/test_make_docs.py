@@ -1,0 +1,160 @@
+"""`tools/make_docs.py`: the committed docs are what the records give, and
+its figures (best baseline, margins, spreads) are those computed by hand."""
+
+import copy
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+SCRIPT = REPO_ROOT / "tools" / "make_docs.py"
+
+
+@pytest.fixture(scope="module")
+def make_docs():
+    spec = importlib.util.spec_from_file_location("make_docs", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *args],
+                          capture_output=True, text=True, cwd=REPO_ROOT)
+
+
+def test_committed_docs_are_what_the_records_give():
+    done = run("--check")
+    assert done.returncode == 0, done.stderr
+
+
+def _copy_of_the_repo(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(REPO_ROOT / "docs", root / "docs")
+    shutil.copy(REPO_ROOT / "README.md", root / "README.md")
+    return root
+
+
+def test_check_fails_on_an_edited_page_and_a_changed_record(tmp_path, make_docs,
+                                                           capsys):
+    root = str(_copy_of_the_repo(tmp_path))
+    assert make_docs.main(["--check", "--repo", root]) == 0
+    page = tmp_path / "repo" / "docs" / "results.md"
+    page.write_text(page.read_text() + "a figure typed by hand\n")
+    assert make_docs.main(["--check", "--repo", root]) == 1
+    assert "docs/results.md" in capsys.readouterr().err
+    assert make_docs.main(["--repo", root]) == 0  # rewrites it
+    assert make_docs.main(["--check", "--repo", root]) == 0
+    records = sorted((tmp_path / "repo" / "docs" / "results").rglob("*.json"))
+    assert records, "docs/results/ holds no record"
+    record = json.loads(records[0].read_text())
+    record["seed"] = 99
+    records[0].write_text(json.dumps(record))
+    assert make_docs.main(["--check", "--repo", root]) == 1
+
+
+def test_a_file_that_is_not_a_record_is_refused(tmp_path, make_docs):
+    root = _copy_of_the_repo(tmp_path)
+    (root / "docs" / "results").mkdir(parents=True, exist_ok=True)
+    (root / "docs" / "results" / "stray.json").write_text('{"seed": 0}')
+    with pytest.raises(ValueError, match="stray.json is not a result record"):
+        make_docs.main(["--check", "--repo", str(root)])
+
+
+def test_spread_is_the_sample_mean_and_sd(make_docs):
+    values = [25.8, 28.0, 22.1, 27.4]
+    mean, sd, low, high = make_docs.spread(values)
+    assert mean == pytest.approx(np.mean(values))
+    assert sd == pytest.approx(np.std(values, ddof=1))
+    assert (low, high) == (22.1, 28.0)
+    assert make_docs.spread([3.0])[1] is None
+    assert make_docs.fmt_spread([1.0, 2.0, 3.0]) == "2.0 ± 1.0"
+    assert make_docs.fmt_range([1.0, -2.0], 2) == "-2.00 to 1.00"
+
+
+def _record(seed, chosen_dev, chosen_test, balanced_dev, right_test, ppl):
+    cells = []
+    for reading, layer, rule, dev, test in [
+            ("forward", 1, "official", 10.0, 11.0),
+            ("both", 3, "plain", chosen_dev, chosen_test)]:
+        cells += [{"reading": reading, "layer": layer, "tree_rule": rule,
+                   "half": h, "sentence_f1": f1, "corpus_f1": f1 + 20}
+                  for h, f1 in (("dev", dev), ("test", test))]
+    baselines = [
+        {"baseline": "balanced", "half": "dev", "sentence_f1": balanced_dev, "corpus_f1": 1.0},
+        {"baseline": "balanced", "half": "test", "sentence_f1": 5.0, "corpus_f1": 1.0},
+        {"baseline": "right", "half": "dev", "sentence_f1": 4.0, "corpus_f1": 1.0},
+        {"baseline": "right", "half": "test", "sentence_f1": right_test, "corpus_f1": 1.0}]
+    model = {"valid_perplexity": ppl, "test_perplexity": ppl + 1, "epochs": [ppl * 2, ppl]}
+    return {
+        "format": "on_lstm_keras.result/1", "name": "lm_chinese",
+        "command": "python examples/lm_chinese.py", "commit": "0" * 40,
+        "dirty": False, "date": "2026-01-01T00:00:00Z",
+        "machine": {"cpu": "Some CPU", "cpu_id": "cpu family 6, model 1, stepping 1",
+                    "logical_cores": 2, "usable_cores": 2},
+        "versions": {"python": "3.11.0", "keras": "3.15.1", "tensorflow": "2.21.0"},
+        "backend": "tensorflow", "seed": seed, "seconds": 1200.0 + 60 * seed,
+        "path": f"docs/results/lm_chinese/seed{seed}.json",
+        "figures": {
+            "models": {"onlstm": dict(model), "onlstm backward": dict(model)},
+            "default_reading": {"reading": "both", "layer": 3, "tree_rule": "plain",
+                                "metric": "sentence_f1", "sentence_f1": chosen_dev,
+                                "chosen_on": "sinica dev half"},
+            "readings": {"halves": {"dev": {"sentences": 10, "skipped": 0},
+                                    "test": {"sentences": 10, "skipped": 0}},
+                         "cells": cells, "baselines": baselines}}}
+
+
+def test_chosen_reading_against_the_best_baseline_of_each_half(make_docs):
+    chosen = make_docs.chosen_cells(_record(0, 25.0, 26.0, 21.0, 22.0, 100.0)["figures"])
+    assert chosen["f1"] == {"dev": 25.0, "test": 26.0}
+    # balanced wins the dev half (21 > 4), right the test half (22 > 5)
+    assert chosen["best_baseline"] == {"dev": ("balanced", 21.0), "test": ("right", 22.0)}
+
+
+def test_the_seed_table_and_its_spreads(make_docs):
+    records = [_record(1, 30.0, 28.0, 21.0, 22.0, 120.0),
+               _record(0, 25.0, 26.0, 21.0, 22.0, 100.0)]
+    lines = make_docs.lm_section(records)
+    table = [line for line in lines if line.startswith("| ")]
+    # seeds in order; margins by hand: 25 - 21 = +4.0, 26 - 22 = +4.0
+    assert table[1].startswith("| 0 | 100.0 / 101.0 |") and "+4.0 / +4.0" in table[1]
+    assert table[2].startswith("| 1 | 120.0 / 121.0 |") and "+9.0 / +6.0" in table[2]
+    # mean ± sd of 100 and 120: 110 ± 14.1; of the dev margins 4 and 9: 6.5 ± 3.5
+    assert table[3].startswith("| mean ± sd | 110.0 ± 14.1 / 111.0 ± 14.1 |")
+    assert table[3].endswith("| 6.5 ± 3.5 / 5.0 ± 1.4 |")
+    assert table[4].startswith("| min–max | 100.0 to 120.0 / 101.0 to 121.0 |")
+    # every record it rests on is named
+    assert any("seed0.json" in line and "seed1.json" in line for line in lines)
+
+
+def test_the_readme_block_names_its_cpu_and_figures(make_docs):
+    records = [_record(0, 25.0, 26.0, 21.0, 22.0, 100.0)]
+    block = make_docs.readme_block({"lm_chinese": records})
+    assert "Some CPU (cpu family 6, model 1), 2 cores" in block
+    assert "| Sinica dev half, sentence F1: chosen reading / best trivial tree (balanced) | 25.0 / 21.0 |" in block
+    examples = make_docs.examples_block({"lm_chinese": records})
+    assert "| `lm_chinese.py` |" in examples and "| 20 min (Some CPU" in examples
+    other = copy.deepcopy(records[0])
+    other["command"] += " --epochs 1"  # not the default run: no time from it
+    assert "no record yet" in make_docs.examples_block({"lm_chinese": [other]}).split("lm_chinese.py")[1].split("\n")[0]
+
+
+def test_benchmark_ratios_over_runs(make_docs):
+    rows = [{"backend": "tensorflow", "config": "small", "mode": "train", "jit": False,
+             "onlstm_ms": a, "keras_lstm_ms": b} for a, b in ((10.0, 10.0), (12.0, 10.0))]
+    record = {**_record(0, 1, 1, 1, 1, 1), "name": "bench_layer",
+              "figures": {"configs": {"small": [32, 35, 128, 256, 8]}, "rows": rows[:1]}}
+    second = {**record, "path": "docs/results/bench_layer/b.json",
+              "figures": {"configs": {"small": [32, 35, 128, 256, 8]}, "rows": rows[1:]}}
+    page = make_docs.benchmarks_page([record, second])
+    # ratios 1.0 and 1.2: mean 1.10, sd 0.14
+    assert ("| tensorflow | small (32×35×128×256, 8) | train | no | 11.0 ± 1.4 | 10.0 ± 0.0 "
+            "| 1.10 ± 0.14 (1.00 to 1.20) | 2 |") in page
+    assert "## Some CPU (cpu family 6, model 1), 2 cores" in page
