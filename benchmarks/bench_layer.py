@@ -962,10 +962,10 @@ def main(argv=None):
         figures = {"mode": "parse", "rows": [row], "environments": {
             row["backend"]: backend_environment()}}
     elif args.profile:
-        rows = run_profile(args)
         figures = {"mode": "profile", "configs": {
             name: list(CONFIGS[name]) for name in args.configs.split(",")},
-            "rows": rows, "environments": {"tensorflow": backend_environment()}}
+            "rows": run_profile(args),
+            "environments": {"tensorflow": backend_environment()}}
     else:
         figures = run_timings(args)
     if args.record:

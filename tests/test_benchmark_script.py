@@ -295,7 +295,7 @@ def test_profile_runs_both_layers_on_tensorflow(bench, monkeypatch, capsys):
             bench.run_profile(bench.parse_args(["--profile"]))
         return
     monkeypatch.setitem(bench.CONFIGS, "tiny", (2, 4, 3, 8, 2))
-    bench.run_profile(bench.parse_args(
+    profiled = bench.run_profile(bench.parse_args(
         ["--profile", "--configs", "tiny", "--jit", "false", "--steps", "2",
          "--warmup", "1"]))
     out = capsys.readouterr().out
@@ -313,6 +313,16 @@ def test_profile_runs_both_layers_on_tensorflow(bench, monkeypatch, capsys):
     assert all(sum(column) > 0 for column in zip(*matmul_calls)), out
     totals = rows["**all kernels**"]
     assert totals[1] > 0 and totals[3] > 0, out
+    # What a record keeps: the op times the table was built from.
+    assert [(r["config"], r["jit"], r["mode"], r["steps"])
+            for r in profiled] == [("tiny", False, "train", 2)]
+    times = profiled[0]["op_times"]
+    assert list(times) == ["ONLSTM", "keras LSTM"]
+    for k, layer in enumerate(times):  # per step, as printed
+        ms = sum(m for m, _ in times[layer].values()) / 2
+        calls = sum(c for _, c in times[layer].values()) / 2
+        assert totals[2 * k:2 * k + 2] == [float("%.1f" % ms),
+                                           float("%.0f" % calls)]
 
 
 def _table_rows(out):
@@ -391,4 +401,5 @@ def test_backends_record_keeps_each_childs_environment(bench, monkeypatch,
     assert len(calls) == bench.TORCH_PROCESSES
     assert figures["torch_ms"] == {"small": 9.0}
     assert figures["torch_devices"] == {"small": "cpu"}
-    assert "| jax | small | forward | yes | 20.0 | 10.0 | 2.00 | 9.0 | 2.22 |" in out
+    assert ("| jax | small | forward | yes | 20.0 | 10.0 | 2.00 | 9.0 | 2.22 |"
+            in out)
