@@ -56,10 +56,15 @@ another core.
 
 Every run first prints the machine it runs on: CPU model, cores (and
 those this process may use), thread settings, and library versions, so
-that a figure can be traced to its machine.
+that a figure can be traced to its machine. With `--record FILE` it also
+writes the result record of the run to FILE (`runs.result_record`): the
+rows the table is built from (the parse row, or the profile's op times),
+each backend's versions and threads, with the command, commit, machine and
+library versions behind them.
 
     python benchmarks/bench_layer.py                     # $KERAS_BACKEND
-    python benchmarks/bench_layer.py --backends tensorflow,jax --torch
+    python benchmarks/bench_layer.py --backends tensorflow,jax --torch \\
+        --record docs/results/bench_layer_train.json
     python benchmarks/bench_layer.py --forward-only
     python benchmarks/bench_layer.py --forward-only --breakdown
     python benchmarks/bench_layer.py --parse --sentences 2000
@@ -169,6 +174,10 @@ def parse_args(argv=None):
     parser.add_argument("--json", action="store_true",
                         help="print one JSON line per result (used with "
                              "--backends)")
+    parser.add_argument("--record", default=None, metavar="FILE",
+                        help="write the result record (the rows, with the "
+                             "command, commit, machine and versions) to "
+                             "FILE")
     parser.add_argument("--torch-only", action="store_true",
                         help=argparse.SUPPRESS)  # the torch subprocess
     args = parser.parse_args(argv)
@@ -228,36 +237,6 @@ def parse_args(argv=None):
     return args
 
 
-def _cpu_info(path="/proc/cpuinfo"):
-    """The processor's name and, where the system says (Linux), its
-    family, model and stepping and the widest vector extensions it has:
-    two machines of one name ("AMD EPYC" under a hypervisor) can differ
-    threefold in a training step, and these tell them apart."""
-    fields = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                key, _, value = line.partition(":")
-                key = key.strip()
-                if not key:
-                    break  # the first processor's block is enough
-                fields[key] = value.strip()
-    except OSError:
-        pass
-    info = {"cpu": fields.get("model name")
-            or platform.processor() or platform.machine()}
-    ident = [f"{k} {fields[k]}" for k in ("cpu family", "model", "stepping")
-             if k in fields]
-    if ident:
-        info["cpu_id"] = ", ".join(ident)
-    if "flags" in fields:
-        flags = fields["flags"].split()
-        info["cpu_vector"] = " ".join(
-            flag for flag in ("avx2", "avx512f", "avx512_bf16", "amx_tile")
-            if flag in flags) or "none of avx2, avx512f"
-    return info
-
-
 def _version(module):
     try:
         return __import__(module).__version__
@@ -267,8 +246,12 @@ def _version(module):
 
 def environment():
     """What a figure depends on: the machine, threads and versions."""
+    # Imported here: the torch subprocesses never load the package (nor
+    # TensorFlow with it, whose thread pools stall torch's).
+    from on_lstm_keras import runs
+
     env = {
-        **_cpu_info(),
+        **runs.cpu_info(),
         "logical_cores": os.cpu_count(),
         "python": platform.python_version(),
         "platform": platform.platform(),
@@ -557,8 +540,6 @@ def run_here(args):
             "--breakdown: ONLSTM has no fused recurrence on the torch "
             "backend (it steps through its cell there); received "
             "KERAS_BACKEND=torch")
-    if args.json:
-        print(json.dumps({"environment": backend_environment()}), flush=True)
     if backend == "tensorflow":
         jit_modes = TF_JIT_MODES[args.jit]
     elif backend == "torch":
@@ -874,6 +855,9 @@ def profile_table(per_layer, steps, top):
 
 
 def run_profile(args):
+    """`--profile`: prints each config's table; returns its rows, each a
+    config, `jit`, `mode`, `steps` and `op_times`: `{layer: {op type:
+    [milliseconds, calls]}}` summed over the steps (`op_times`' sums)."""
     import keras
 
     backend = keras.backend.backend()
@@ -882,6 +866,7 @@ def run_profile(args):
                          "KERAS_BACKEND=tensorflow, received KERAS_BACKEND=%s"
                          % backend)
     print_environment(backend_environment())
+    rows = []
     for name in args.configs.split(","):
         cfg = CONFIGS[name]
         _, _, _, units, chunk = cfg
@@ -899,39 +884,48 @@ def run_profile(args):
             for line in profile_table(per_layer, args.steps, args.top):
                 print(line)
             print(flush=True)
+            rows.append({
+                "config": name, "jit": jit, "steps": args.steps,
+                "mode": "forward" if args.forward_only else "train",
+                "op_times": {layer: {op: list(v) for op, v in times.items()}
+                             for layer, times in per_layer.items()}})
+    return rows
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    if args.torch_only:
-        run_torch(args)
-        return
-    if not args.json:
-        print_environment(environment())
-    if args.parse:
-        run_parse(args)
-        return
-    if args.profile:
-        run_profile(args)
-        return
+def run_timings(args):
+    """The step timings: of each backend of `--backends` in a subprocess
+    (their rows relayed), or of this one; then torch's with `--torch`,
+    and the table. Returns the figures of a record: the `mode`, the
+    `configs` timed, the `rows`, each backend's `environments` (versions,
+    threads) and, with `--torch`, `torch_ms` (per config) and
+    `torch_devices`."""
+    names = args.configs.split(",")
+    figures = {"mode": "forward" if args.forward_only else "train",
+               "configs": {name: list(CONFIGS[name]) for name in names}}
     if args.torch:
         check_torch()
-    rows = []
+    rows, environments = [], {}
     if args.backends:
         for backend in args.backends.split(","):
             env = dict(os.environ, KERAS_BACKEND=backend)
             for row in run_child(child_argv(args), env):
                 if "environment" in row:
+                    environments[backend] = row["environment"]
                     print_environment(row["environment"])
                     continue
                 rows.append(row)
                 print(format_row(row), flush=True)
     else:
-        if not args.json:
-            print_environment(backend_environment())
+        env = backend_environment()
+        environments[env["backend"]] = env
+        if args.json:
+            print(json.dumps({"environment": env}), flush=True)
+        else:
+            print_environment(env)
         rows = run_here(args)  # prints its rows (as JSON with --json)
         if args.json:
-            return
+            return {**figures, "rows": rows, "environments": environments}
+    figures.update(rows=rows, environments=environments)
     torch_ms = {}
     if args.torch:
         # On small machines torch's OpenMP threads sometimes stall a whole
@@ -951,7 +945,35 @@ def main(argv=None):
                       name, min(ms), len(ms),
                       ", ".join("%.1f" % m for m in ms), devices[name]),
                   flush=True)
+        figures.update(torch_ms=torch_ms, torch_devices=devices)
     print_table(rows, torch_ms)
+    return figures
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.torch_only:
+        run_torch(args)
+        return
+    if not args.json:
+        print_environment(environment())
+    if args.parse:
+        row = run_parse(args)
+        figures = {"mode": "parse", "rows": [row], "environments": {
+            row["backend"]: backend_environment()}}
+    elif args.profile:
+        figures = {"mode": "profile", "configs": {
+            name: list(CONFIGS[name]) for name in args.configs.split(",")},
+            "rows": run_profile(args),
+            "environments": {"tensorflow": backend_environment()}}
+    else:
+        figures = run_timings(args)
+    if args.record:
+        from on_lstm_keras import runs
+
+        command = [__file__, *(sys.argv[1:] if argv is None else argv)]
+        runs.write_record(args.record, runs.result_record(
+            "bench_layer", figures, argv=command))
 
 
 if __name__ == "__main__":

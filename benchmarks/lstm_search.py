@@ -41,7 +41,11 @@ the directory is locked while the search runs:
   trial of each cell drawn bold, every other trial faint, the unigram
   perplexity dashed;
 - `best-<cell>.npz`: the trained weights of each cell's best trial;
-- `diagnosis.json` with `--diagnose`.
+- `diagnosis.json` with `--diagnose`;
+- `record.json` (or `--record FILE`): the result record of the search
+  (`runs.result_record`): the best trial of each cell, the perplexities at
+  equal times, the unigram plateau and each trial's best and final
+  perplexity, with the command, commit, machine and library versions.
 
 `--resume` keeps the finished trials of an interrupted search (a trial cut
 short starts again) and runs the rest of the grid, which may have grown;
@@ -91,6 +95,10 @@ TRIALS_FILE = "trials.csv"
 SUMMARY_FILE = "summary.json"
 CURVES_FILE = "curves.png"
 DIAGNOSIS_FILE = "diagnosis.json"
+RECORD_FILE = "record.json"
+# What the record keeps of each trial (the best trials are kept whole).
+TRIAL_FIGURES = ("cell", "lr", "initializer", "warmup", "best_val_ppl",
+                 "final_val_ppl")
 COLUMNS = ("cell", "lr", "initializer", "warmup", "seconds", "steps",
            "val_ppl")
 # The `on-lstm train` flags that the grid and the budget replace: `{flag:
@@ -205,6 +213,9 @@ def build_parser():
                      help="training windows the diagnosis reads (default: 5)")
     run.add_argument("--quiet", action="store_true",
                      help="no progress lines (default: off)")
+    run.add_argument("--record", default=None, metavar="FILE",
+                     help="where to write the result record (default: "
+                          f"OUTPUT/{RECORD_FILE})")
     run.add_argument("--preset", choices=sorted(config.PRESETS),
                      default="small", help="the settings the model and "
                                            "training flags default to "
@@ -455,6 +466,20 @@ def off_plateau(curve, unigram):
         if ppl <= OFF_PLATEAU * unigram:
             return {"seconds": seconds, "steps": steps}
     return None
+
+
+def record_figures(summary):
+    """The figures of `summary.json` that the result record keeps: the
+    `best` trial of each cell, the perplexities `at_equal_time`, the
+    unigram plateau (`unigram_val_ppl`) and `off_plateau`, and of every
+    trial its grid point and best and final perplexity (`TRIAL_FIGURES`):
+    a few KB where the whole summary of the default grid is about ten."""
+    return {"best": summary["best"],
+            "at_equal_time": summary["at_equal_time"],
+            "unigram_val_ppl": summary["unigram_val_ppl"],
+            "off_plateau": summary["off_plateau"],
+            "trials": [{k: t[k] for k in TRIAL_FIGURES}
+                       for t in summary["trials"]]}
 
 
 def _ppl(trial):
@@ -794,7 +819,16 @@ def main(argv=None):
 
     try:
         with output_lock(args.output):
-            search(args)
+            started = time.time()
+            summary = search(args)
+            runs.write_record(
+                args.record or os.path.join(args.output, RECORD_FILE),
+                runs.result_record(
+                    "lstm_search", record_figures(summary),
+                    seed=args.training_config.seed,
+                    seconds=time.time() - started,
+                    argv=[__file__, *(sys.argv[1:] if argv is None
+                                      else argv)]))
     except (FileNotFoundError, FileExistsError, ValueError, LookupError,
             DirectoryLocked) as e:
         print(f"{parser.prog}: error: {e}", file=sys.stderr)

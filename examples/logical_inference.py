@@ -2,7 +2,7 @@
 # # Logical inference: ON-LSTM against LSTM on longer formulas than seen in training
 #
 #     python examples/logical_inference.py [--seed 0] [--epochs E] [--units U]
-#         [--train-pairs N] [--output DIR] [--json]
+#         [--train-pairs N] [--output DIR] [--json] [--record FILE]
 #
 # The fourth experiment of the ON-LSTM paper (Shen et al., 2019, §5.4 and
 # Figure 3), on the artificial language of Bowman, Manning and Potts (2015):
@@ -19,7 +19,9 @@
 # and a `keras.layers.LSTM` of the same size in the other; everything else
 # (data, optimiser, epochs) is shared. The script writes a picture of the
 # accuracy per operator count (like the paper's Figure 3) and, with
-# `--json`, prints the accuracies as its last line.
+# `--json`, prints the accuracies as its last line. Its result record
+# (`runs.result_record`: the accuracies with the command, commit, machine
+# and versions behind them) goes to `OUTPUT/record.json` (`--record FILE`).
 #
 # Each `# %%` cell runs as a notebook cell too (VS Code, Jupyter with
 # jupytext); the functions can be imported from this file without
@@ -50,6 +52,7 @@ import numpy as np
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from on_lstm_keras import ONLSTM  # noqa: E402
+from on_lstm_keras import runs  # noqa: E402
 from on_lstm_keras.data.logic import RELATIONS  # noqa: E402
 from on_lstm_keras.data.logic import TOKENS  # noqa: E402
 from on_lstm_keras.data.logic import accuracy_by_operator_count  # noqa: E402
@@ -183,6 +186,8 @@ def parse_args(argv=None):
                         help="directory for the picture and results.json")
     parser.add_argument("--json", action="store_true",
                         help="print the accuracies as JSON on the last line")
+    parser.add_argument("--record", help="where to write the result record "
+                        "(default: OUTPUT/record.json)")
     args = parser.parse_args(argv)
     for name in ("epochs", "units", "chunk_size", "embedding_dim", "hidden",
                  "train_pairs", "test_pairs", "max_test_operators",
@@ -275,6 +280,10 @@ if __name__ == "__main__":
         json.dump({"accuracy": as_json, "training": summary,
                    "majority": {str(n): m for n, m in majority.items()},
                    "settings": vars(args)}, f, indent=1)
+    record = runs.result_record("logical_inference", as_json, seed=args.seed,
+                                seconds=time.time() - started)
+    runs.write_record(args.record or os.path.join(args.output, "record.json"),
+                      record)
     print(f"picture: {picture}; total time {time.time() - started:.0f} s")
     if args.json:
         print(json.dumps(as_json))

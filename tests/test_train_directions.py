@@ -409,14 +409,23 @@ def test_the_table_and_the_recorded_choice(both_copy, fake_nltk_data, capsys):
         one = runs.evaluate_treebank("sinica", baseline=b["baseline"],
                                      nltk_data=fake_nltk_data, half=b["half"])
         assert one["sentence_f1"] == b["sentence_f1"]
+    record_path = both_copy / "record.json"
     assert cli.main(["evaluate", "--model", out, "--treebank", "sinica",
                      "--nltk-data", str(fake_nltk_data), "--choose-default",
-                     "--quiet"]) == 0
+                     "--quiet", "--record", str(record_path)]) == 0
     printed = capsys.readouterr().out
     recorded = json.loads((both_copy / "run.json").read_text())["default_reading"]
     best = runs.best_reading(table["cells"], "dev")
     assert recorded == {**best, "chosen_on": "sinica dev half"}
     assert "Default recorded in" in printed and "| balanced" in printed
+    # The record holds what --json would print: the table and the choice.
+    from on_lstm_keras.cli._args import json_safe
+
+    record = runs.read_record(record_path)
+    assert record["command"].startswith(f"on-lstm evaluate --model {out}")
+    assert record["seed"] == table["seed"] == 0
+    assert record["figures"] == json.loads(json.dumps(json_safe(
+        {**table, "default_reading": recorded, "model": out})))
 
 
 def test_half_and_choose_default_flags_are_checked(both_copy, capsys):

@@ -51,7 +51,8 @@ def main(argv=None):
         elif args.command == "parse":
             run_parse(args)
         else:
-            run_evaluate(args)
+            run_evaluate(args, ["on-lstm", *(sys.argv[1:] if argv is None
+                                             else argv)])
     except TrainingDiverged as e:
         error(e)
         return 1

@@ -3,6 +3,7 @@
 import json
 import math
 import sys
+import time
 
 from on_lstm_keras import runs
 from on_lstm_keras.runs.flags import POSITIVE
@@ -85,11 +86,28 @@ def add_evaluate_arguments(parser):
                         help="seed of the random baseline (default: 0)")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON object")
+    parser.add_argument("--record", default=None, metavar="FILE",
+                        help="write the result record to FILE: the object "
+                             "--json prints, with the command, commit, "
+                             "machine and library versions behind it")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bar (it shows only on a terminal)")
 
 
-def run_evaluate(args):
+def run_evaluate(args, argv=None):
+    """`on-lstm evaluate`: scores the trees and prints their F1.
+
+    Args:
+        args: The parsed flags of `add_evaluate_arguments`.
+        argv: The command's words, as `--record`'s record names them
+            (default: `on-lstm` and this process's arguments).
+
+    Returns:
+        `evaluate_treebank`'s result, or with `--choose-default`
+        `choose_reading`'s table.
+    """
+    started = time.time()
+    argv = ["on-lstm", *sys.argv[1:]] if argv is None else argv
     fileids = fileid_list(args.fileids)
     if fileids is not None and args.treebank != "ptb":
         raise ValueError("--fileids selects files of --treebank ptb; the "
@@ -107,7 +125,9 @@ def run_evaluate(args):
     if args.model:
         check_reading_flags(args)
     if args.choose_default:
-        return choose_default(args)
+        table = choose_default(args)
+        write_result_record(args, json_safe(table), argv, started)
+        return table
 
     result = runs.evaluate_treebank(
         args.treebank, model=args.model, baseline=args.baseline,
@@ -122,9 +142,27 @@ def run_evaluate(args):
         print(f"on-lstm evaluate: warning: 0 sentences were scored (none of "
               f"the {result['skipped']} selected has 2 words or more), so "
               "there is no F1", file=sys.stderr)
+    figures = json_safe(result)
     if args.json:
-        print(json.dumps(json_safe(result), allow_nan=False))
-        return result
+        print(json.dumps(figures, allow_nan=False))
+    else:
+        print_scores(args, result)
+    write_result_record(args, figures, argv, started)
+    return result
+
+
+def write_result_record(args, figures, argv, started):
+    """With `--record FILE`, writes the result record of `figures` (what
+    `--json` prints) to FILE, with the baseline's seed where one was used
+    (the random baseline's, also among `--choose-default`'s baselines)."""
+    if args.record:
+        runs.write_record(args.record, runs.result_record(
+            "evaluate", figures, seed=figures.get("seed"),
+            seconds=time.time() - started, argv=argv))
+
+
+def print_scores(args, result):
+    """The F1 of `evaluate_treebank`'s `result`, as text."""
     what = f"baseline {args.baseline}" if args.baseline else f"model {args.model}"
     if result.get("reading"):
         what += f", reading {result['reading']}"
@@ -139,7 +177,6 @@ def run_evaluate(args):
         label = f"layer {row['layer']}" if "layer" in row else "trees"
         print(f"  {label}: sentence F1 {f1(row['sentence_f1'])}  "
               f"corpus F1 (micro-averaged spans) {f1(row['corpus_f1'])}")
-    return result
 
 
 def choose_default(args):

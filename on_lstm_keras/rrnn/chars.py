@@ -3,10 +3,11 @@
 The pieces of `examples/rrnn_chars.py` that are not the story it tells:
 text cleaned to 26 letters and space (`clean_text`), random windows of it
 as one-hot inputs and next-character targets (`char_sequences`), bits per
-character (`bpc`), the random search over learning rate and batch size
-(`draw_settings`, `tune`), and the models the example compares: a GRU
-(`train_gru`), the RRNN-GRU (`train_rrnn_gru`) and the full RRNN with its
-tree-distance target (`full_rrnn_model`).
+character (`bpc`; `bpc_figures` for JSON), the random search over
+learning rate and batch size (`draw_settings`, `tune`), and the models
+the example compares: a GRU (`train_gru`), the RRNN-GRU
+(`train_rrnn_gru`) and the full RRNN with its tree-distance target
+(`full_rrnn_model`).
 
 Every model reads `(length, len(ALPHABET))` one-hot inputs and returns
 per-step logits over `ALPHABET`.
@@ -42,6 +43,7 @@ __all__ = [
     "UNIFORM_BPC",
     "add_experiment_arguments",
     "bpc",
+    "bpc_figures",
     "char_sequences",
     "clean_text",
     "draw_settings",
@@ -91,6 +93,22 @@ def bpc(logits, targets):
     log_z = np.log(np.exp(logits).sum(-1))
     picked = np.take_along_axis(logits, targets[..., None], -1)[..., 0]
     return float(np.mean(log_z - picked) / math.log(2))
+
+
+def bpc_figures(results):
+    """The models' scores as JSON figures (the example's `--json` line and
+    result record): each value rounded to 4 digits, an infinite or NaN BPC
+    (a diverged model) as None, a flag (`failed`) kept as it is.
+
+    Args:
+        results: `{model: {"valid_bpc": float, "test_bpc": float, ...}}`.
+
+    Returns:
+        A dict of the same shape.
+    """
+    return {name: {key: value if isinstance(value, bool) else (
+        round(value, 4) if math.isfinite(value) else None)
+        for key, value in row.items()} for name, row in results.items()}
 
 
 def failed(score):
@@ -353,6 +371,9 @@ def add_experiment_arguments(parser):
     add("--seed", type=int, default=0)
     add("--json", action="store_true",
         help="print the BPCs as JSON on the last line")
+    add("--record", metavar="FILE",
+        help="write the result record of the BPCs (with the command, "
+             "commit, machine and versions) to FILE")
 
 
 def _positive(text):

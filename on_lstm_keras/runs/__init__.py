@@ -24,9 +24,10 @@ in the run (`run.json` `default_reading`), where `parse` and
 training.
 
 Records: `result_record` gives a run's figures with the command, commit,
-machine and library versions they came from; `write_record` and
-`read_record` store and load one (the documentation's tables are built from
-such records).
+machine and library versions they came from (`machine` and `cpu_info` say
+which machine, `run_figures` and `readings_figures` gather a run's
+figures); `write_record` and `read_record` store and load one (the
+documentation's tables are built from such records).
 """
 
 from on_lstm_keras.runs.defaults import DEFAULT_READING
@@ -53,9 +54,11 @@ from on_lstm_keras.runs.readings import best_reading
 from on_lstm_keras.runs.readings import choose_reading
 from on_lstm_keras.runs.readings import format_readings_table
 from on_lstm_keras.runs.readings import record_reading
+from on_lstm_keras.runs.records import cpu_info
 from on_lstm_keras.runs.records import machine
 from on_lstm_keras.runs.records import machine_label
 from on_lstm_keras.runs.records import read_record
+from on_lstm_keras.runs.records import readings_figures
 from on_lstm_keras.runs.records import result_record
 from on_lstm_keras.runs.records import run_figures
 from on_lstm_keras.runs.records import write_record
@@ -80,6 +83,7 @@ __all__ = [
     "best_reading",
     "choose_reading",
     "configs_from_args",
+    "cpu_info",
     "draw_f1_curve",
     "evaluate_readings",
     "evaluate_treebank",
@@ -95,6 +99,7 @@ __all__ = [
     "planned_runs",
     "read_f1_curve",
     "read_record",
+    "readings_figures",
     "record_reading",
     "recorded_configs",
     "recorded_directions",

@@ -57,7 +57,19 @@ def cpu_info(path="/proc/cpuinfo"):
     """The processor's name and, where the system says (Linux), its family,
     model and stepping and the widest vector extensions it has: two
     machines of one name (an "Intel Xeon Processor" under a hypervisor) can
-    differ threefold in a training step, and these tell them apart."""
+    differ threefold in a training step, and these tell them apart.
+
+    Args:
+        path: The system's processor description, read up to the end of
+            its first processor's block; where it cannot be read (macOS,
+            Windows), the platform's own name of the processor is given.
+
+    Returns:
+        A dict: `cpu`, the processor's name; where the file says,
+        `cpu_id` (`"cpu family 6, model 207, stepping 2"`) and
+        `cpu_vector`, those of avx2, avx512f, avx512_bf16 and amx_tile it
+        has (`"none of avx2, avx512f"` for none).
+    """
     fields = {}
     try:
         with open(path) as f:
@@ -190,7 +202,8 @@ def result_record(name, figures, *, seed=None, seconds=None, argv=None):
     ('python examples/x.py --seed 0', {'f1': 25.8})
     """
     if not isinstance(figures, dict):
-        raise TypeError(f"figures must be a dict, got {type(figures).__name__}")
+        raise TypeError(f"Argument `figures` must be a dict, received a "
+                        f"{type(figures).__name__}: figures={figures!r:.80}")
     commit, dirty = source_commit()
     now = datetime.datetime.now(datetime.timezone.utc)
     return {
@@ -248,8 +261,11 @@ def _epoch_perplexities(directory):
                 for row in csv.DictReader(f) if row.get("val_perplexity")]
 
 
-def _cells(table):
-    """`evaluate_readings`' table in short: F1s rounded to 0.01."""
+def readings_figures(table):
+    """`evaluate_readings`' (or `choose_reading`'s) table in short, for a
+    record: its `halves`, and its `cells` and `baselines` with their
+    reading, layer, tree rule, baseline and half and their F1s rounded to
+    0.01."""
     keep = ("reading", "layer", "tree_rule", "baseline", "half")
     return {
         "halves": table["halves"],
@@ -270,7 +286,7 @@ def run_figures(run_dir, readings=None):
     Args:
         run_dir: The main run's directory (as `plan_training` was given).
         readings: Optionally, `evaluate_readings`' (or `choose_reading`'s)
-            table, kept with F1s rounded to 0.01.
+            table, kept as `readings_figures` gives it.
 
     Returns:
         A dict: `models`, for each trained model of the run (`onlstm`,
@@ -298,5 +314,5 @@ def run_figures(run_dir, readings=None):
     if info.get("default_reading"):
         figures["default_reading"] = info["default_reading"]
     if readings is not None:
-        figures["readings"] = _cells(readings)
+        figures["readings"] = readings_figures(readings)
     return figures
