@@ -83,6 +83,16 @@ def test_a_record_is_written_and_read_back(tmp_path):
     assert runs.read_record(str(path)) == record
 
 
+def test_a_nan_figure_is_written_as_null(tmp_path):
+    record = runs.result_record("example", {"f1": float("nan"),
+                                            "rows": [float("inf"), 1.5]})
+    path = tmp_path / "record.json"
+    runs.write_record(str(path), record)
+    assert "NaN" not in path.read_text() and "Infinity" not in path.read_text()
+    assert runs.read_record(str(path))["figures"] == {"f1": None,
+                                                      "rows": [None, 1.5]}
+
+
 def test_result_record_refuses_figures_that_are_not_a_dict():
     with pytest.raises(TypeError, match=r"`figures`.*list.*figures=\[25.8\]"):
         runs.result_record("example", [25.8])

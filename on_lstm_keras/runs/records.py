@@ -27,6 +27,7 @@ every table and picture of `docs/` from them.
 import csv
 import datetime
 import json
+import math
 import os
 import platform
 import shlex
@@ -222,14 +223,28 @@ def result_record(name, figures, *, seed=None, seconds=None, argv=None):
     }
 
 
+def _json_safe(value):
+    """`value` with every NaN or infinite float as None: JSON has no NaN
+    (an F1 over no sentence is one)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def write_record(path, record):
     """Writes `record` as indented JSON to `path` atomically (a crash
-    leaves the old file or the new one), making its folder if needed."""
+    leaves the old file or the new one), making its folder if needed.
+    NaN and infinite figures are written as `null`."""
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     with replacing(path) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(record, f, indent=1, ensure_ascii=False)
+            json.dump(_json_safe(record), f, indent=1, ensure_ascii=False,
+                      allow_nan=False)
             f.write("\n")
     return path
 
