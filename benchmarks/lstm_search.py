@@ -4,7 +4,7 @@ training budget per trial.
 
 Why: trained alike with Adam (lr 2e-3, clip 0.25), the 3-layer LSTM of the
 package's language model stays on the unigram plateau for epochs while the
-ON-LSTM of the same size learns (README, "Results"). That may be the LSTM,
+ON-LSTM of the same size learns (docs/notes/lstm-baseline.md). That may be the LSTM,
 or the one setting both were given. Here each cell (`--cells`, default
 `onlstm,lstm`) is trained once per point of the grid (`--lrs`,
 `--initializers`, `--warmups`), every trial from the same seed, on the
