@@ -4,8 +4,8 @@ training budget per trial.
 
 Why: trained alike with Adam (lr 2e-3, clip 0.25), the 3-layer LSTM of the
 package's language model stays on the unigram plateau for epochs while the
-ON-LSTM of the same size learns (docs/notes/lstm-baseline.md). That may be the LSTM,
-or the one setting both were given. Here each cell (`--cells`, default
+ON-LSTM of the same size learns (docs/notes/lstm-baseline.md). That may be
+the LSTM, or the one setting both were given. Here each cell (`--cells`, default
 `onlstm,lstm`) is trained once per point of the grid (`--lrs`,
 `--initializers`, `--warmups`), every trial from the same seed, on the
 same windows, for the same budget: `--budget-seconds` of training wall
