@@ -139,11 +139,28 @@ def test_the_readme_block_names_its_cpu_and_figures(make_docs):
     block = make_docs.readme_block({"lm_chinese": records})
     assert "Some CPU (cpu family 6, model 1), 2 cores" in block
     assert "| Sinica dev half, sentence F1: chosen reading / best trivial tree (balanced) | 25.0 / 21.0 |" in block
-    examples = make_docs.examples_block({"lm_chinese": records})
-    assert "| `lm_chinese.py` |" in examples and "| 20 min (Some CPU" in examples
-    other = copy.deepcopy(records[0])
-    other["command"] += " --epochs 1"  # not the default run: no time from it
-    assert "no record yet" in make_docs.examples_block({"lm_chinese": [other]}).split("lm_chinese.py")[1].split("\n")[0]
+
+
+def test_an_examples_time_is_its_fastest_run_with_default_settings(make_docs):
+    slow = _record(0, 25.0, 26.0, 21.0, 22.0, 100.0)          # 1,200 s
+    fast = _record(1, 25.0, 26.0, 21.0, 22.0, 100.0)          # 1,260 s
+    fast["seconds"] = 1100.0
+    fast["command"] = "python examples/lm_chinese.py --seed 1 --output runs/s1"
+    short = copy.deepcopy(fast)
+    short["seconds"] = 60.0
+    short["command"] += " --epochs 1"  # less work: not a default run
+
+    def row(records):
+        block = make_docs.examples_block({"lm_chinese": records})
+        return next(line for line in block.splitlines() if "`lm_chinese.py`" in line)
+
+    assert row([slow, fast, short]).endswith(
+        "| 18 min (Some CPU (cpu family 6, model 1), 2 cores; fastest of 2 records) |")
+    assert row([short]).endswith("| no record yet |")
+    assert make_docs.default_settings(
+        {"command": "python examples/lm_chinese.py --quiet --record=x.json"}, "lm_chinese")
+    assert not make_docs.default_settings(
+        {"command": "python examples/ptb_parsing.py"}, "lm_chinese")
 
 
 def test_benchmark_ratios_over_runs(make_docs):
@@ -158,3 +175,33 @@ def test_benchmark_ratios_over_runs(make_docs):
     assert ("| tensorflow | small (32×35×128×256, 8) | train | no | 11.0 ± 1.4 | 10.0 ± 0.0 "
             "| 1.10 ± 0.14 (1.00 to 1.20) | 2 |") in page
     assert "## Some CPU (cpu family 6, model 1), 2 cores" in page
+
+
+def _logic_record(seed, onlstm, lstm):
+    record = _record(seed, 1, 1, 1, 1, 1)
+    record.update(name="logical_inference",
+                  command=f"python examples/logical_inference.py --seed {seed}",
+                  path=f"docs/results/logical_inference/seed{seed}.json")
+    record["figures"] = {
+        "onlstm": {str(n): a for n, a in enumerate(onlstm, 1)},
+        "lstm": {str(n): a for n, a in enumerate(lstm, 1)}}
+    return record
+
+
+def test_logical_inference_by_operator_count_over_seeds(make_docs, tmp_path):
+    # 8 operator counts: 1-6 seen, 7-8 unseen
+    records = [_logic_record(0, [1.0] * 6 + [0.6, 0.5], [1.0] * 6 + [0.5, 0.4]),
+               _logic_record(1, [0.9] * 6 + [0.8, 0.7], [1.0] * 6 + [0.6, 0.5])]
+    lines = make_docs.logic_section(records)
+    rows = [line for line in lines if line.startswith("| ")]
+    assert rows[0] == "| model | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 1–6 | 7–8 |"
+    # onlstm: count 1 is 100 and 90 (95.0 ± 7.1); unseen means 55 and 75
+    assert rows[1].startswith("| onlstm | 95.0 ± 7.1 |")
+    assert rows[1].endswith("| 95.0 ± 7.1 | 65.0 ± 14.1 |")
+    assert rows[2].endswith("| 90.0 to 100.0 | 55.0 to 75.0 |")
+    assert rows[3].startswith("| lstm | 100.0 ± 0.0 |") and rows[3].endswith("| 50.0 ± 7.1 |")
+    picture = make_docs.logic_picture(records, str(tmp_path / "l.svg"))
+    svg = picture[str(tmp_path / "l.svg")]
+    assert svg.startswith("<?xml") and "onlstm" in svg and "Date" not in svg
+    # the same records draw the same file
+    assert make_docs.logic_picture(records, "again")["again"] == svg
