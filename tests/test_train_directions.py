@@ -419,7 +419,7 @@ def test_the_table_and_the_recorded_choice(both_copy, fake_nltk_data, capsys):
     assert recorded == {**best, "chosen_on": "sinica dev half"}
     assert "Default recorded in" in printed and "| balanced" in printed
     # The record holds what --json would print: the table and the choice.
-    from on_lstm_keras.cli._args import json_safe
+    from on_lstm_keras.runs.records import json_safe
 
     record = runs.read_record(record_path)
     assert record["command"].startswith(f"on-lstm evaluate --model {out}")

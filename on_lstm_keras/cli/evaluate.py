@@ -7,7 +7,7 @@ import time
 
 from on_lstm_keras import runs
 from on_lstm_keras.runs.flags import POSITIVE
-from on_lstm_keras.cli._args import json_safe
+from on_lstm_keras.runs.records import json_safe
 from on_lstm_keras.cli._args import layer_or_all
 from on_lstm_keras.cli.parse import add_reading_arguments
 from on_lstm_keras.cli.parse import add_tree_rule_argument

@@ -223,15 +223,15 @@ def result_record(name, figures, *, seed=None, seconds=None, argv=None):
     }
 
 
-def _json_safe(value):
+def json_safe(value):
     """`value` with every NaN or infinite float as None: JSON has no NaN
     (an F1 over no sentence is one)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
@@ -243,7 +243,7 @@ def write_record(path, record):
     os.makedirs(folder, exist_ok=True)
     with replacing(path) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(_json_safe(record), f, indent=1, ensure_ascii=False,
+            json.dump(json_safe(record), f, indent=1, ensure_ascii=False,
                       allow_nan=False)
             f.write("\n")
     return path
