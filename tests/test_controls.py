@@ -113,3 +113,99 @@ def test_forget_gate_distances_refuse_a_backward_layer():
     x = np.zeros((1, 3, 2), "float32")
     with pytest.raises(ValueError, match="go_backwards=True"):
         layer.forget_gate_distances(x, layer(x))
+
+
+# -- the parser's reach -----------------------------------------------------
+
+def catalan(k):
+    from math import comb
+    return comb(2 * k, k) // (k + 1)
+
+
+def brackets_of(trees):
+    from on_lstm_keras.parsing import to_brackets
+    return {to_brackets(t) for t in trees}
+
+
+def test_the_plain_rule_reaches_every_binary_tree():
+    from on_lstm_keras.parsing import reach_counts
+    counts = reach_counts(range(2, 11), ["plain"])["plain"]
+    assert counts == {n: catalan(n - 1) for n in range(2, 11)}
+
+
+def test_reach_of_three_and_four_words_by_hand():
+    from on_lstm_keras.parsing import reachable_trees
+    three = {"(0 (1 2))", "((0 1) 2)"}
+    four = {"(0 (1 (2 3)))", "(0 ((1 2) 3))", "((0 1) (2 3))",
+            "((0 (1 2)) 3)", "(((0 1) 2) 3)"}
+    for rule in ("official", "plain"):
+        assert brackets_of(reachable_trees(3, rule)) == three
+        assert brackets_of(reachable_trees(4, rule)) == four
+    # From five words on the official rule misses trees: in its
+    # `[left, [w_i, right]]` a root with two words or more on its left has
+    # a right child that starts with one word alone, which
+    # ((0 1) ((2 3) 4)) has not.
+    five = brackets_of(reachable_trees(5, "official"))
+    assert len(five) == 13 and "((0 1) ((2 3) 4))" not in five
+    assert "((0 1) ((2 3) 4))" in brackets_of(reachable_trees(5, "plain"))
+
+
+@pytest.mark.parametrize("rule", ["official", "plain"])
+def test_reach_is_what_every_order_of_the_distances_gives(rule):
+    import itertools
+
+    from on_lstm_keras.parsing import distances_to_tree
+    from on_lstm_keras.parsing import reachable_trees
+    for n in range(1, 8):
+        words = [str(k) for k in range(n)]
+        seen = {distances_to_tree(words, order, rule).__repr__()
+                for order in itertools.permutations(range(n))}
+        assert {repr(t) for t in reachable_trees(n, rule)} == seen, n
+    # Ties add nothing.
+    words = [str(k) for k in range(6)]
+    reach = {repr(t) for t in reachable_trees(6, rule)}
+    for d in itertools.product(range(3), repeat=6):
+        assert repr(distances_to_tree(words, d, rule)) in reach
+
+
+def test_reach_arguments():
+    from on_lstm_keras.parsing import reachable_trees
+    assert reachable_trees(2, words=["a", "b"]) == [["a", "b"]]
+    assert reachable_trees(1) == ["0"]
+    with pytest.raises(ValueError, match="n=14"):
+        reachable_trees(14)
+    with pytest.raises(ValueError, match="tree_rule"):
+        reachable_trees(3, "greedy")
+    with pytest.raises(ValueError, match="words="):
+        reachable_trees(3, words=["a"])
+
+
+# -- mirroring --------------------------------------------------------------
+
+def test_mirroring_twice_gives_the_tree_back_and_reverses_the_spans():
+    import nltk
+
+    from on_lstm_keras.parsing import mirror_tree
+    from on_lstm_keras.parsing import reachable_trees
+    from on_lstm_keras.parsing import spans
+    for n in range(1, 7):
+        for tree in reachable_trees(n, "plain"):
+            mirrored = mirror_tree(tree)
+            assert mirror_tree(mirrored) == tree
+            assert spans(mirrored, include_root=True) == {
+                (n - j, n - i) for i, j in spans(tree, include_root=True)}
+    labelled = nltk.Tree.fromstring("(S (NP a b) (VP c))")
+    assert str(mirror_tree(labelled)) == "(S (VP c) (NP b a))"
+
+
+def test_mirror_sentence_reverses_the_words_with_the_tree():
+    from on_lstm_keras.parsing import GoldSentence
+    from on_lstm_keras.parsing import leaves
+    from on_lstm_keras.parsing import mirror_sentence
+    gold = GoldSentence(["我", "住", "在", "这里"], [["我", "住"], ["在", "这里"]])
+    mirrored = mirror_sentence(gold)
+    assert mirrored.words == ["这里", "在", "住", "我"]
+    assert leaves(mirrored.tree) == mirrored.words
+    assert mirror_sentence(mirrored) == gold
+    with pytest.raises(ValueError, match="sentence="):
+        mirror_sentence((["a"], "a"))
