@@ -209,3 +209,191 @@ def test_mirror_sentence_reverses_the_words_with_the_tree():
     assert mirror_sentence(mirrored) == gold
     with pytest.raises(ValueError, match="sentence="):
         mirror_sentence((["a"], "a"))
+
+
+# -- runs on disk: an LSTM run, an untrained copy -------------------------
+
+# The words of conftest's FAKE_SINICA.
+SINICA_WORDS = ["一", "嘉珍", "和", "我", "住在", "同一條", "巷子", "臉色",
+                "蒼白", "鱟"]
+
+
+def write_run(directory, recurrent="onlstm", direction="forward", seed=0,
+              **info):
+    """A run directory as training leaves one, with a small model whose
+    weights are drawn at random from `seed` (a stand-in for trained ones,
+    the biases included, so that the gates differ from word to word)."""
+    import os
+
+    from on_lstm_keras.config import ModelConfig
+    from on_lstm_keras.config import TrainingConfig
+    from on_lstm_keras.data import Vocabulary
+    from on_lstm_keras.models.saving import save_atomically
+    from on_lstm_keras.models.saving import write_json
+
+    config = ModelConfig(embedding_size=6, hidden_size=8, num_layers=2,
+                         chunk_size=2, recurrent=recurrent,
+                         direction=direction)
+    vocab = Vocabulary(["<pad>", "<unk>", "<eos>", *SINICA_WORDS])
+    model = ONLSTMLanguageModel.from_model_config(config, len(vocab))
+    model.build_for(1)
+    rng = np.random.default_rng(seed)
+    model.set_weights([rng.normal(0, 0.8, w.shape).astype("float32")
+                       for w in model.get_weights()])
+    os.makedirs(directory, exist_ok=True)
+    vocab.save(os.path.join(directory, "vocab.json"))
+    save_atomically(model, os.path.join(directory, "model.keras"))
+    write_json(os.path.join(directory, "run.json"), {
+        "model": config.to_dict(),
+        "training": TrainingConfig(seed=7).to_dict(),
+        "results": {"test_perplexity": 12.5}, "script": None, **info})
+    return model, vocab
+
+
+def test_evaluate_an_lstm_run_reads_its_forget_gates(
+        tmp_path, fake_nltk_data, capsys):
+    import json
+
+    from on_lstm_keras import cli
+    from on_lstm_keras.parsing import distances_to_tree
+    from on_lstm_keras.parsing import evaluate
+    from on_lstm_keras.parsing import load_sinica
+    from on_lstm_keras.parsing import right_branching
+
+    run = tmp_path / "run" / "lstm"
+    model, vocab = write_run(run, recurrent="lstm", seed=1)
+    gold = [g for g in load_sinica(nltk_data=fake_nltk_data)
+            if len(g.words) >= 2]
+    # The reference: each sentence framed `<eos> w_1 .. w_n <eos>`, read by
+    # a NumPy LSTM; layer 1's `1 - mean(f_t)` at the words makes the tree.
+    trees = []
+    for g in gold:
+        tokens = np.array([[vocab.eos_id, *vocab.encode(g.words),
+                            vocab.eos_id]])
+        d = numpy_lstm_distances(model, tokens)[0, 0, 1:-1]
+        trees.append(distances_to_tree(g.words, d))
+    assert trees[0] != right_branching(gold[0].words)
+    expected = evaluate(zip(trees, (g.tree for g in gold)))
+    right = evaluate(zip((right_branching(g.words) for g in gold),
+                         (g.tree for g in gold)))
+    assert expected["sentence_f1"] != right["sentence_f1"]
+    assert cli.main(["evaluate", "--model", str(run), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data), "--layer", "1",
+                     "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    for key in ("sentence_f1", "corpus_f1"):
+        assert result[key] == pytest.approx(expected[key])
+    # No backward LSTM exists: said so when a reading needs one.
+    with pytest.raises(ValueError, match="An LSTM run has no backward"):
+        from on_lstm_keras import runs
+        runs.evaluate_readings(str(run), "sinica", nltk_data=fake_nltk_data,
+                               readings=["both"])
+    assert cli.main(["evaluate", "--model", str(run), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data), "--reading", "both",
+                     "--quiet"]) != 0
+    assert "An LSTM run has no backward" in capsys.readouterr().err
+
+
+def test_readings_of_an_lstm_run_are_chosen_on_its_forward_reading(
+        tmp_path, fake_nltk_data):
+    from on_lstm_keras import runs
+
+    run = tmp_path / "lstm"
+    write_run(run, recurrent="lstm", seed=4)
+    choice, table = runs.choose_reading(str(run), "sinica",
+                                        nltk_data=fake_nltk_data)
+    assert {c["reading"] for c in table["cells"]} == {"forward"}
+    assert {c["layer"] for c in table["cells"]} == {1, 2, "mean"}
+    assert runs.saved_reading(str(run))["layer"] == choice["layer"]
+
+
+def test_untrained_copy_holds_fresh_weights_of_the_same_architecture(
+        tmp_path):
+    import json
+
+    from on_lstm_keras import runs
+    from on_lstm_keras.config import ModelConfig
+    from on_lstm_keras.models.saving import load_run
+
+    main = tmp_path / "run"
+    write_run(main, seed=1, train_directions="both",
+              default_reading={"reading": "both", "layer": 1,
+                               "tree_rule": "plain"})
+    write_run(main / "backward", direction="backward", seed=2)
+    write_run(main / "lstm", recurrent="lstm", seed=3)
+    copy = tmp_path / "copy"
+    info = runs.untrained_copy(str(main), str(copy))
+    recorded = json.loads((main / "run.json").read_text())
+    assert info["untrained"] == {"from": str(main.resolve()), "seed": 7}
+    assert "results" not in info and "default_reading" not in info
+    assert {k: v for k, v in info.items() if k != "untrained"} == {
+        k: v for k, v in recorded.items()
+        if k not in ("results", "default_reading")}
+    for inner in ("", "backward", "lstm"):
+        trained = load_run(str(main / inner))
+        untrained = load_run(str(copy / inner))
+        assert untrained.vocab.words == trained.vocab.words
+        assert untrained.info["model"] == trained.info["model"]
+        keras.utils.set_random_seed(7)
+        fresh = ONLSTMLanguageModel.from_model_config(
+            ModelConfig.from_dict(trained.info["model"]),
+            len(trained.vocab), seed=7)
+        fresh.build_for(1)
+        for got, want, old in zip(untrained.model.get_weights(),
+                                  fresh.get_weights(),
+                                  trained.model.get_weights()):
+            np.testing.assert_array_equal(got, want)
+            assert not np.allclose(got, old)
+    # Another seed, other weights.
+    runs.untrained_copy(str(main), str(tmp_path / "seed3"), seed=3)
+    other = load_run(str(tmp_path / "seed3")).model.get_weights()
+    assert not np.allclose(other[1], load_run(str(copy)).model.get_weights()[1])
+    with pytest.raises(ValueError, match="output_dir="):
+        runs.untrained_copy(str(main), str(copy))
+    with pytest.raises(ValueError, match="output_dir="):
+        runs.untrained_copy(str(main), str(main))
+    with pytest.raises(ValueError, match="seed=-1"):
+        runs.untrained_copy(str(main), str(tmp_path / "bad"), seed=-1)
+    with pytest.raises(FileNotFoundError, match="no run"):
+        runs.untrained_copy(str(tmp_path / "none"), str(tmp_path / "c2"))
+
+
+def test_evaluate_untrained_scores_a_fresh_copy_end_to_end(
+        tmp_path, fake_nltk_data, capsys):
+    import json
+
+    from on_lstm_keras import cli
+    from on_lstm_keras import runs
+
+    main = tmp_path / "run"
+    write_run(main, seed=1, train_directions="both")
+    write_run(main / "backward", direction="backward", seed=2)
+    copy = tmp_path / "copy"
+    runs.untrained_copy(str(main), str(copy), seed=5)
+    expected = runs.evaluate_treebank("sinica", str(copy), reading="both",
+                                      layer="mean", nltk_data=fake_nltk_data)
+    assert cli.main(["evaluate", "--model", str(main), "--treebank",
+                     "sinica", "--nltk-data", str(fake_nltk_data),
+                     "--untrained", "--untrained-seed", "5", "--reading",
+                     "both", "--layer", "mean", "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["untrained"] == {"from": str(main), "seed": 5}
+    assert result["model"] == str(main)
+    for key in ("sentence_f1", "corpus_f1"):
+        assert result[key] == pytest.approx(expected[key])
+    # The reading is chosen on the copy as on any run, all three readings.
+    choice, table = runs.choose_reading(str(copy), "sinica",
+                                        nltk_data=fake_nltk_data)
+    assert {c["reading"] for c in table["cells"]} == {
+        "forward", "backward", "both"}
+    assert runs.saved_reading(str(copy))["reading"] == choice["reading"]
+    assert cli.main(["evaluate", "--model", str(main), "--treebank",
+                     "sinica", "--nltk-data", str(fake_nltk_data),
+                     "--untrained", "--choose-default", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "untrained (seed 7; nothing recorded in the run)" in out
+    assert "default_reading" not in json.loads((main / "run.json").read_text())
+    assert cli.main(["evaluate", "--baseline", "right", "--treebank",
+                     "sinica", "--nltk-data", str(fake_nltk_data),
+                     "--untrained"]) != 0
+    assert "--untrained copies a model's run" in capsys.readouterr().err
