@@ -92,6 +92,25 @@ def test_lstm_distances_are_the_forget_gates_of_a_numpy_lstm():
     assert np.ptp(got[0, 1, :6]) > 1e-3
 
 
+def test_the_parser_reads_an_lstm_through_its_compiled_path_too():
+    from on_lstm_keras.data import Vocabulary
+    from on_lstm_keras.parsing.model_parser import sentence_distances
+
+    model = lstm_language_model(seed=2)
+    vocab = Vocabulary(["<pad>", "<unk>", "<eos>",
+                        *(f"w{k}" for k in range(37))])
+    sentences = [["w3", "w9", "w1", "w30"], ["w4", "w5"],
+                 ["w8", "w2", "w7", "w6", "w0", "w11", "w12"]]
+    # One sentence a bucket: three buckets, read through the compiled
+    # `predict_on_batch`, each padded to a width of 8.
+    got = sentence_distances(model, vocab, sentences, batch_size=1)
+    for words, d in zip(sentences, got):
+        tokens = np.array([[vocab.eos_id, *vocab.encode(words),
+                            vocab.eos_id]])
+        expected = numpy_lstm_distances(model, tokens)[0, :, 1:-1]
+        np.testing.assert_allclose(d, expected, atol=2e-5)
+
+
 def test_forget_gate_distances_carry_h_over_padding_inside_a_sequence():
     rng = np.random.default_rng(1)
     units, features = 5, 3
