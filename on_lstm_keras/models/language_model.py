@@ -301,7 +301,9 @@ class ONLSTMLanguageModel(keras.Model):
 
     def distances(self, tokens, training=False):
         """The master-gate distances of every layer, without the output
-        layer (the parser's reading: no `vocab_size` logits to compute).
+        layer (the parser's reading: no `vocab_size` logits to compute);
+        for `recurrent="lstm"`, the forget gate's `1 − mean(f_t)` in
+        column `DISTANCE_FORGET` (see the class).
 
         Args:
             tokens: `(batch, time)` integer word ids, 0 for padding.
