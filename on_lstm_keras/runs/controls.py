@@ -43,6 +43,9 @@ def untrained_model(run_dir, seed=None):
 
     Returns:
         `(model, seed)`: a built, stateless `ONLSTMLanguageModel`.
+
+    Like training, it seeds every global generator
+    (`keras.utils.set_random_seed`: Python's, NumPy's and the backend's).
     """
     info = read_run_info(run_dir)
     if not info.get("model"):
