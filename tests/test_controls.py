@@ -385,21 +385,30 @@ def test_evaluate_untrained_scores_a_fresh_copy_end_to_end(
     from on_lstm_keras import runs
 
     main = tmp_path / "run"
-    write_run(main, seed=1, train_directions="both")
+    write_run(main, seed=1, train_directions="both",
+              default_reading={"reading": "both", "layer": 2,
+                               "tree_rule": "plain"})
     write_run(main / "backward", direction="backward", seed=2)
     copy = tmp_path / "copy"
     runs.untrained_copy(str(main), str(copy), seed=5)
-    expected = runs.evaluate_treebank("sinica", str(copy), reading="both",
-                                      layer="mean", nltk_data=fake_nltk_data)
-    assert cli.main(["evaluate", "--model", str(main), "--treebank",
-                     "sinica", "--nltk-data", str(fake_nltk_data),
-                     "--untrained", "--untrained-seed", "5", "--reading",
-                     "both", "--layer", "mean", "--json", "--quiet"]) == 0
-    result = json.loads(capsys.readouterr().out)
-    assert result["untrained"] == {"from": str(main), "seed": 5}
-    assert result["model"] == str(main)
-    for key in ("sentence_f1", "corpus_f1"):
-        assert result[key] == pytest.approx(expected[key])
+    base = ["evaluate", "--model", str(main), "--treebank", "sinica",
+            "--nltk-data", str(fake_nltk_data), "--untrained",
+            "--untrained-seed", "5", "--json", "--quiet"]
+    for flags, reading in (
+            (["--reading", "both", "--layer", "mean"],
+             dict(reading="both", layer="mean", tree_rule="plain")),
+            ([], dict(reading="both", layer=2, tree_rule="plain")),
+            (["--reading", "forward", "--tree-rule", "official"],
+             dict(reading="forward", layer=2, tree_rule="official"))):
+        # Each setting not given is the trained run's recorded one.
+        expected = runs.evaluate_treebank(
+            "sinica", str(copy), nltk_data=fake_nltk_data, **reading)
+        assert cli.main([*base, *flags]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["untrained"] == {"from": str(main), "seed": 5}
+        assert result["model"] == str(main)
+        for key in ("sentence_f1", "corpus_f1"):
+            assert result[key] == pytest.approx(expected[key])
     # The reading is chosen on the copy as on any run, all three readings.
     choice, table = runs.choose_reading(str(copy), "sinica",
                                         nltk_data=fake_nltk_data)
@@ -411,7 +420,8 @@ def test_evaluate_untrained_scores_a_fresh_copy_end_to_end(
                      "--untrained", "--choose-default", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "untrained (seed 7; nothing recorded in the run)" in out
-    assert "default_reading" not in json.loads((main / "run.json").read_text())
+    assert json.loads((main / "run.json").read_text())["default_reading"] == {
+        "reading": "both", "layer": 2, "tree_rule": "plain"}
     assert cli.main(["evaluate", "--baseline", "right", "--treebank",
                      "sinica", "--nltk-data", str(fake_nltk_data),
                      "--untrained"]) != 0

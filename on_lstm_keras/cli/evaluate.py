@@ -90,7 +90,9 @@ def add_evaluate_arguments(parser):
         "score the model's architecture untrained instead (a control): a "
         "copy of the run, its backward and LSTM runs included, with "
         "freshly drawn weights (runs.untrained_copy), made in a temporary "
-        "folder and read like the run"))
+        "folder and read with the run's recorded reading; with "
+        "--choose-default, the copy's best reading is chosen and printed, "
+        "and nothing is recorded"))
     parser.add_argument("--untrained-seed", type=NON_NEGATIVE, default=None,
                         metavar="N",
                         help="with --untrained: the seed of the weights "
@@ -138,14 +140,16 @@ def run_evaluate(args, argv=None):
     if args.model:
         check_reading_flags(args)
     if args.untrained or args.untrained_seed is not None:
-        return evaluate_untrained(args, argv, started)
+        return evaluate_untrained(args, argv, started, fileids)
     return evaluate_model(args, argv, started, fileids)
 
 
-def evaluate_untrained(args, argv, started):
+def evaluate_untrained(args, argv, started, fileids):
     """`evaluate --untrained`: `run_evaluate` on an untrained copy of the
-    run, made in a temporary folder; the result names the run and the
-    seed."""
+    run, made in a temporary folder, read with the run's recorded reading
+    for each of `--reading`, `--layer` and `--tree-rule` not given (the
+    copy records none: `--choose-default` chooses its own); the result
+    names the run and the seed."""
     if not args.untrained:
         raise ValueError("--untrained-seed goes with --untrained, received "
                          f"--untrained-seed {args.untrained_seed} without it")
@@ -157,14 +161,20 @@ def evaluate_untrained(args, argv, started):
             "--untrained copies the run with its own backward run "
             "(<model>/backward); --backward-model is not copied, received "
             f"--backward-model {args.backward_model}")
+    reading = {}
+    if not args.choose_default:
+        saved = runs.saved_reading(args.model) or {}
+        reading = {"reading": args.reading or saved.get("reading"),
+                   "layer": (args.layer if args.layer is not None
+                             else saved.get("layer")),
+                   "tree_rule": args.tree_rule or saved.get("tree_rule")}
     with tempfile.TemporaryDirectory(prefix="untrained-") as folder:
         copy = os.path.join(folder, "untrained")
         info = runs.untrained_copy(args.model, copy, seed=args.untrained_seed)
         untrained = {"from": args.model, "seed": info["untrained"]["seed"]}
-        copied = argparse.Namespace(**{**vars(args), "model": copy})
-        copied.untrained_of = untrained
-        return evaluate_model(copied, argv, started,
-                              fileid_list(args.fileids))
+        copied = argparse.Namespace(**{**vars(args), **reading, "model": copy,
+                                       "untrained_of": untrained})
+        return evaluate_model(copied, argv, started, fileids)
 
 
 def evaluate_model(args, argv, started, fileids):
