@@ -1,11 +1,15 @@
 """`on-lstm evaluate`: unlabeled F1 of a model's or a baseline's trees."""
 
+import argparse
 import json
 import math
+import os
 import sys
+import tempfile
 import time
 
 from on_lstm_keras import runs
+from on_lstm_keras.runs.flags import NON_NEGATIVE
 from on_lstm_keras.runs.flags import POSITIVE
 from on_lstm_keras.runs.records import json_safe
 from on_lstm_keras.cli._args import layer_or_all
@@ -82,6 +86,17 @@ def add_evaluate_arguments(parser):
         "(run.json default_reading); it is chosen on the dev half, and the "
         "test half is scored beside it; --max-length applies (10: chosen "
         "on the WSJ10-style sentences)"))
+    parser.add_argument("--untrained", action="store_true", help=(
+        "score the model's architecture untrained instead (a control): a "
+        "copy of the run, its backward and LSTM runs included, with "
+        "freshly drawn weights (runs.untrained_copy), made in a temporary "
+        "folder and read with the run's recorded reading; with "
+        "--choose-default, the copy's best reading is chosen and printed, "
+        "and nothing is recorded"))
+    parser.add_argument("--untrained-seed", type=NON_NEGATIVE, default=None,
+                        metavar="N",
+                        help="with --untrained: the seed of the weights "
+                             "(default: the run's training seed)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random baseline (default: 0)")
     parser.add_argument("--json", action="store_true",
@@ -124,6 +139,47 @@ def run_evaluate(args, argv=None):
                          f"--fileids {','.join(fileids)}")
     if args.model:
         check_reading_flags(args)
+    if args.untrained or args.untrained_seed is not None:
+        return evaluate_untrained(args, argv, started, fileids)
+    return evaluate_model(args, argv, started, fileids)
+
+
+def evaluate_untrained(args, argv, started, fileids):
+    """`evaluate --untrained`: `run_evaluate` on an untrained copy of the
+    run, made in a temporary folder, read with the run's recorded reading
+    for each of `--reading`, `--layer` and `--tree-rule` not given (the
+    copy records none: `--choose-default` chooses its own); the result
+    names the run and the seed."""
+    if not args.untrained:
+        raise ValueError("--untrained-seed goes with --untrained, received "
+                         f"--untrained-seed {args.untrained_seed} without it")
+    if not args.model:
+        raise ValueError("--untrained copies a model's run, received "
+                         f"--baseline {args.baseline}")
+    if args.backward_model:
+        raise ValueError(
+            "--untrained copies the run with its own backward run "
+            "(<model>/backward); --backward-model is not copied, received "
+            f"--backward-model {args.backward_model}")
+    reading = {}
+    if not args.choose_default:
+        saved = runs.saved_reading(args.model) or {}
+        reading = {"reading": args.reading or saved.get("reading"),
+                   "layer": (args.layer if args.layer is not None
+                             else saved.get("layer")),
+                   "tree_rule": args.tree_rule or saved.get("tree_rule")}
+    with tempfile.TemporaryDirectory(prefix="untrained-") as folder:
+        copy = os.path.join(folder, "untrained")
+        info = runs.untrained_copy(args.model, copy, seed=args.untrained_seed)
+        untrained = {"from": args.model, "seed": info["untrained"]["seed"]}
+        copied = argparse.Namespace(**{**vars(args), **reading, "model": copy,
+                                       "untrained_of": untrained})
+        return evaluate_model(copied, argv, started, fileids)
+
+
+def evaluate_model(args, argv, started, fileids):
+    """`run_evaluate` once its flags are checked: the F1 of the model's (or
+    the baseline's) trees, or with `--choose-default` the table."""
     if args.choose_default:
         table = choose_default(args)
         write_result_record(args, json_safe(table), argv, started)
@@ -137,7 +193,9 @@ def run_evaluate(args, argv=None):
         backward_model=args.backward_model, progress=not args.quiet,
     )
     if args.model:
-        result["model"] = args.model
+        result["model"] = model_name(args)
+    if untrained_of(args):
+        result["untrained"] = untrained_of(args)
     if not result["sentences"]:
         print(f"on-lstm evaluate: warning: 0 sentences were scored (none of "
               f"the {result['skipped']} selected has 2 words or more), so "
@@ -161,9 +219,22 @@ def write_result_record(args, figures, argv, started):
             seconds=time.time() - started, argv=argv))
 
 
+def untrained_of(args):
+    """With `--untrained`: `{"from": run, "seed": seed}`, else `None`."""
+    return getattr(args, "untrained_of", None)
+
+
+def model_name(args):
+    """The model as the user named it (the run, for an untrained copy)."""
+    return untrained_of(args)["from"] if untrained_of(args) else args.model
+
+
 def print_scores(args, result):
     """The F1 of `evaluate_treebank`'s `result`, as text."""
-    what = f"baseline {args.baseline}" if args.baseline else f"model {args.model}"
+    what = (f"baseline {args.baseline}" if args.baseline
+            else f"model {model_name(args)}")
+    if untrained_of(args):
+        what += f" untrained (weights drawn with seed {untrained_of(args)['seed']})"
     if result.get("reading"):
         what += f", reading {result['reading']}"
     print(f"{args.treebank}: {result['sentences']} sentences scored "
@@ -196,12 +267,21 @@ def choose_default(args):
         args.model, args.treebank, nltk_data=args.nltk_data,
         backward_model=args.backward_model, max_length=args.max_length,
         seed=args.seed, progress=not args.quiet)
-    table = {**table, runs.DEFAULT_READING: choice, "model": args.model}
+    table = {**table, runs.DEFAULT_READING: choice, "model": model_name(args)}
+    if untrained_of(args):
+        table["untrained"] = untrained_of(args)
     if args.json:
         print(json.dumps(json_safe(table), allow_nan=False))
         return table
     for line in runs.format_readings_table(table, choice):
         print(line)
+    if untrained_of(args):
+        print(f"Best reading of {model_name(args)} untrained (seed "
+              f"{untrained_of(args)['seed']}; nothing recorded in the run): "
+              f"reading {choice['reading']}, layer {choice['layer']}, tree "
+              f"rule {choice['tree_rule']} ({choice['metric']} "
+              f"{choice[choice['metric']]:.1f} on the {choice['chosen_on']})")
+        return table
     print(f"Default recorded in {args.model}/run.json: reading "
           f"{choice['reading']}, layer {choice['layer']}, tree rule "
           f"{choice['tree_rule']} ({choice['metric']} "

@@ -16,6 +16,7 @@ from on_lstm_keras.parsing import ascii_tree
 from on_lstm_keras.parsing import to_brackets
 from on_lstm_keras.parsing import to_json
 from on_lstm_keras.runs.layout import BACKWARD_DIR
+from on_lstm_keras.runs.parse import lstm_has_no_backward
 
 READING_HELP = (
     "where the split scores come from: forward (the model left to right), "
@@ -93,7 +94,8 @@ def check_reading_flags(args):
         raise ValueError(
             "--reading both needs a backward model: give --backward-model "
             f"DIR (or put its run in {os.path.join(args.model, BACKWARD_DIR)}),"
-            " received --reading both without one")
+            " received --reading both without one."
+            + (lstm_has_no_backward(args.model) if args.model else ""))
 
 
 def add_tree_rule_argument(parser):

@@ -328,6 +328,91 @@ class ONLSTM(RNN):
             self, sequences, initial_state, mask, training
         )
 
+    def forget_gate_distances(self, inputs, outputs, mask=None,
+                              initial_state=None):
+        """The ordinary forget gate's distance `1 − mean(f_t)` at every
+        step: the ON-LSTM distance with the master forget gate `f̃`
+        replaced by the forget gate `f_t = σ(x_t W_f + h_(t−1) U_f + b_f)`
+        (Dyer, Melis and Blunsom 2019 read an LSTM's depth this way).
+
+        Computed at once for the whole sequence from the layer's input,
+        its output sequence (`h_(t−1)` is the output at the last real step
+        before `t`, the initial `h` before the first) and the forget-gate
+        columns of the weights as stored (`units:2*units` of `kernel`,
+        `recurrent_kernel` and the bias; no dropout, no DropConnect), so at
+        inference it is the gate the recurrence used. For an `ONLSTM` with
+        one level (the LSTM comparison, whose master gates are constant)
+        this is the distance that moves; for any other it is the ordinary
+        forget gate beside the master one.
+
+        Args:
+            inputs: `(batch, time, features)`, what the layer was called on.
+            outputs: `(batch, time, units)`, its output sequence
+                (`return_sequences=True`).
+            mask: Optional `(batch, time)` booleans, `False` at padding, as
+                the layer was called with; padded steps give 0, as the
+                master distances do, and carry `h` over.
+            initial_state: The `[h, c]` the layer started from (only `h`
+                is read); default zeros.
+
+        Returns:
+            `(batch, time)` distances in the layer's compute dtype.
+
+        Raises:
+            ValueError: the layer runs backwards (`go_backwards=True`), or
+                `outputs` is not a sequence of `units` features.
+
+        Example:
+
+        >>> import numpy as np
+        >>> layer = ONLSTM(6, 6, return_sequences=True)
+        >>> x = np.random.default_rng(0).normal(size=(2, 5, 3))
+        >>> d = layer.forget_gate_distances(x, layer(x))
+        >>> tuple(d.shape)
+        (2, 5)
+        """
+        if self.go_backwards:
+            raise ValueError(
+                "forget_gate_distances reads a layer that runs forward, "
+                "received a layer with go_backwards=True")
+        dtype = self.compute_dtype
+        x = ops.cast(inputs, dtype)
+        h = ops.cast(outputs, dtype)
+        units = self.cell.units
+        if len(h.shape) != 3 or h.shape[-1] != units:
+            raise ValueError(
+                "Argument `outputs` must be the layer's output sequence, "
+                f"(batch, time, {units}), received shape {tuple(h.shape)}")
+        batch, steps = ops.shape(x)[0], ops.shape(x)[1]
+        if initial_state is None:
+            h0 = ops.zeros((batch, units), dtype=dtype)
+        else:
+            if tree.is_nested(initial_state):
+                initial_state = initial_state[0]
+            h0 = ops.cast(initial_state, dtype)
+        if mask is None:
+            valid = ops.ones((batch, steps), dtype="bool")
+        else:
+            valid = ops.cast(tree.flatten(mask)[0], "bool")
+        position = ops.arange(steps, dtype="int32")
+        # The last real step before each step (-1: none, the initial h).
+        before = ops.logical_and(
+            ops.less(position[None, None, :], position[None, :, None]),
+            valid[:, None, :])
+        last = ops.max(ops.where(before, position[None, None, :], -1),
+                       axis=-1)
+        carried = ops.concatenate([h0[:, None, :], h], axis=1)
+        h_prev = ops.take_along_axis(
+            carried, ops.expand_dims(last + 1, -1), axis=1)
+        cell = self.cell
+        z = (ops.matmul(x, ops.cast(cell.kernel[:, units:2 * units], dtype))
+             + ops.matmul(h_prev, ops.cast(
+                 cell.recurrent_kernel[:, units:2 * units], dtype)))
+        if cell.use_bias:
+            z = z + ops.cast(cell.bias[units:2 * units], dtype)
+        distances = 1.0 - ops.mean(cell.recurrent_activation(z), axis=-1)
+        return ops.where(valid, distances, ops.zeros_like(distances))
+
     def _checked_sequences(self, sequences):
         """`sequences`, checked, integers cast to the compute dtype."""
         check_sequence_rank("ONLSTM", sequences.shape)

@@ -8,6 +8,7 @@ from on_lstm_keras.utils import validation as check
 from on_lstm_keras.config import INITIALIZERS
 from on_lstm_keras.config import ModelConfig
 from on_lstm_keras.layers import ONLSTM
+from on_lstm_keras.ops import DISTANCE_FORGET
 from on_lstm_keras.models.distribute import num_replicas
 from on_lstm_keras.models.embedding import WordDropoutEmbedding
 
@@ -52,6 +53,14 @@ def recurrent_initializers(initializer, units):
                 recurrent_initializer=uniform(),
                 bias_initializer=uniform(), unit_forget_bias=False)
 
+def _with_forget_column(distances, forget):
+    """`distances` `(batch, time, 2)` with column `DISTANCE_FORGET`
+    replaced by `forget` `(batch, time)`."""
+    columns = [distances[..., k] for k in range(2)]
+    columns[DISTANCE_FORGET] = ops.cast(forget, distances.dtype)
+    return ops.stack(columns, axis=-1)
+
+
 # Every default is `ModelConfig`'s (the paper's), written once there.
 _DEFAULT = ModelConfig()
 
@@ -83,6 +92,12 @@ class ONLSTMLanguageModel(keras.Model):
     master gates are constantly 1 and the update is exactly the LSTM's
     `c = f∘c₋₁ + i∘ĉ` (the tests check this against `keras.layers.LSTM`).
     The same dropouts and DropConnect apply, so the comparison is fair.
+    Its master gates being constant, its master-forget distance is 0 at
+    every step and every split a tie (the parser would give exactly the
+    right-branching tree); so its distances carry, in column
+    `DISTANCE_FORGET`, the ordinary forget gate's `1 − mean(f_t)` instead
+    (`ONLSTM.forget_gate_distances`, the proxy of Dyer, Melis and Blunsom
+    2019), which the parser reads as it reads an ON-LSTM's `d_f`.
 
     The architecture arguments are the fields of `ModelConfig` (the
     defaults are its, the paper's); `from_model_config` builds the model
@@ -130,7 +145,8 @@ class ONLSTMLanguageModel(keras.Model):
         tokens: Integer tensor `(batch, time)`.
         training: Whether dropout applies.
         return_distances: If `True`, also return the distances of every
-            layer, `(batch, num_layers, time, 2)`: `[d_f, d_i]` per step.
+            layer, `(batch, num_layers, time, 2)`: `[d_f, d_i]` per step
+            (for `recurrent="lstm"`, `d_f` is `1 − mean(f_t)`, see above).
 
     Example:
 
@@ -271,7 +287,8 @@ class ONLSTMLanguageModel(keras.Model):
         )
 
     def call(self, tokens, training=False, return_distances=False):
-        x, distances = self._recurrent_stack(tokens, training)
+        x, distances = self._recurrent_stack(tokens, training,
+                                             return_distances)
         if self.tie_weights:
             embeddings = ops.cast(self.embedding.embeddings, x.dtype)
             logits = ops.matmul(x, ops.transpose(embeddings))
@@ -284,7 +301,9 @@ class ONLSTMLanguageModel(keras.Model):
 
     def distances(self, tokens, training=False):
         """The master-gate distances of every layer, without the output
-        layer (the parser's reading: no `vocab_size` logits to compute).
+        layer (the parser's reading: no `vocab_size` logits to compute);
+        for `recurrent="lstm"`, the forget gate's `1 − mean(f_t)` in
+        column `DISTANCE_FORGET` (see the class).
 
         Args:
             tokens: `(batch, time)` integer word ids, 0 for padding.
@@ -296,9 +315,12 @@ class ONLSTMLanguageModel(keras.Model):
         """
         return ops.stack(self._recurrent_stack(tokens, training)[1], axis=1)
 
-    def _recurrent_stack(self, tokens, training):
+    def _recurrent_stack(self, tokens, training, with_distances=True):
         """The last recurrent layer's output and the list of each layer's
-        distances (stacked only by the callers that return them)."""
+        distances (stacked only by the callers that return them). For the
+        LSTM comparison, column `DISTANCE_FORGET` holds the forget-gate
+        distance (`ONLSTM.forget_gate_distances`), computed only
+        `with_distances`."""
         mask = ops.not_equal(tokens, 0)
         x = self.embedding(tokens, training=training)
         x = self.locked_dropouts[0](x, training=training)
@@ -307,12 +329,16 @@ class ONLSTMLanguageModel(keras.Model):
             carried = None
             if self.state_variables is not None:
                 carried = [ops.convert_to_tensor(v) for v in self.state_variables[k]]
+            layer_input = x
             x, d, h, c = rnn(
                 x, mask=mask, initial_state=carried, training=training
             )
             if self.state_variables is not None:
                 for variable, value in zip(self.state_variables[k], (h, c)):
                     variable.assign(ops.cast(value, variable.dtype))
+            if self.recurrent == "lstm" and with_distances:
+                d = _with_forget_column(d, rnn.forget_gate_distances(
+                    layer_input, x, mask=mask, initial_state=carried))
             distances.append(d)
             x = self.locked_dropouts[k + 1](x, training=training)
         return x, distances

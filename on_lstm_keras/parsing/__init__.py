@@ -3,7 +3,10 @@
 The modules exported here build binary trees from per-word
 distances (`distances_to_tree`), convert trees between formats, score them
 against gold trees with unlabelled span F1, make baseline trees, and load
-gold trees from the Penn and Sinica treebanks. `split_scores` combines the
+gold trees from the Penn and Sinica treebanks. `reachable_trees` gives the
+exact set of trees a tree rule can build, and `mirror_tree` and
+`mirror_sentence` read trees and sentences right to left (the controls of
+Dyer, Melis and Blunsom 2019). `split_scores` combines the
 distances of a forward and a backward model (and of several layers) into
 one score per word; `model_parser` reads the distances off a language
 model. A `Parse` holds one parsed sentence.
@@ -23,6 +26,8 @@ from on_lstm_keras.parsing.metrics import evaluate
 from on_lstm_keras.parsing.metrics import sentence_prf
 from on_lstm_keras.parsing.metrics import spans
 from on_lstm_keras.parsing.parse import Parse
+from on_lstm_keras.parsing.reach import reach_counts
+from on_lstm_keras.parsing.reach import reachable_trees
 from on_lstm_keras.parsing.scores import READINGS
 from on_lstm_keras.parsing.scores import layer_view
 from on_lstm_keras.parsing.scores import split_scores
@@ -32,6 +37,7 @@ from on_lstm_keras.parsing.treebanks import CorpusNotFoundError
 from on_lstm_keras.parsing.treebanks import GoldSentence
 from on_lstm_keras.parsing.treebanks import load_ptb
 from on_lstm_keras.parsing.treebanks import load_sinica
+from on_lstm_keras.parsing.treebanks import mirror_sentence
 from on_lstm_keras.parsing.treebanks import ptb_word_preprocess
 from on_lstm_keras.parsing.trees import TREE_RULES
 from on_lstm_keras.parsing.trees import ascii_tree
@@ -40,6 +46,7 @@ from on_lstm_keras.parsing.trees import distances_to_tree
 from on_lstm_keras.parsing.trees import from_brackets
 from on_lstm_keras.parsing.trees import from_nltk
 from on_lstm_keras.parsing.trees import leaves
+from on_lstm_keras.parsing.trees import mirror_tree
 from on_lstm_keras.parsing.trees import to_brackets
 from on_lstm_keras.parsing.trees import to_json
 from on_lstm_keras.parsing.trees import to_nltk
@@ -67,8 +74,12 @@ __all__ = [
     "left_branching",
     "load_ptb",
     "load_sinica",
+    "mirror_sentence",
+    "mirror_tree",
     "ptb_word_preprocess",
     "random_tree",
+    "reach_counts",
+    "reachable_trees",
     "right_branching",
     "sentence_prf",
     "spans",

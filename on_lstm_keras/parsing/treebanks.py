@@ -29,6 +29,7 @@ from on_lstm_keras.utils.extras import require
 from on_lstm_keras.utils.validation import positive_int
 from on_lstm_keras.parsing.trees import collapse_unary
 from on_lstm_keras.parsing.trees import leaves
+from on_lstm_keras.parsing.trees import mirror_tree
 
 # Preterminal tags whose words the ON-LSTM / PRPN code keeps (`word_tags` in
 # the official data_ptb.py). Punctuation, currency symbols ($, #), brackets
@@ -52,6 +53,30 @@ class GoldSentence(NamedTuple):
 
     words: list
     tree: Any
+
+
+def mirror_sentence(sentence):
+    """A gold sentence read right to left: its words reversed and its tree
+    mirrored (`mirror_tree`), so that a right-branching language looks
+    left-branching to the parser and its baselines.
+
+    Args:
+        sentence: A `GoldSentence`.
+
+    Returns:
+        A `GoldSentence`; mirroring it again gives `sentence` back.
+
+    Example:
+
+    >>> mirror_sentence(GoldSentence(["a", "b", "c"], ["a", ["b", "c"]]))
+    GoldSentence(words=['c', 'b', 'a'], tree=[['c', 'b'], 'a'])
+    """
+    if not isinstance(sentence, GoldSentence):
+        raise ValueError(
+            "Argument `sentence` must be a `GoldSentence`, received: "
+            f"sentence={sentence!r}")
+    return GoldSentence(list(reversed(sentence.words)),
+                        mirror_tree(sentence.tree))
 
 
 class CorpusNotFoundError(LookupError, FileNotFoundError):

@@ -132,6 +132,43 @@ def distances_to_tree(words, distances, tree_rule="official"):
     return build(0, len(words))
 
 
+def mirror_tree(tree):
+    """The tree read right to left: the children of every node reversed.
+
+    The mirror of a right-branching tree is left-branching; a span
+    `(i, j)` of an `n`-word tree becomes `(n − j, n − i)`. Scoring a model
+    on mirrored sentences (`mirror_sentence`) shows how much of its F1 a
+    parser's bias towards one branching direction gives it (Dyer, Melis
+    and Blunsom 2019).
+
+    Args:
+        tree: A word, a nested list of words, or an `nltk.Tree` (whose
+            labels are kept).
+
+    Returns:
+        The mirrored tree, of the same kind; mirroring it again gives
+        `tree` back.
+
+    Example:
+
+    >>> mirror_tree(["a", ["b", ["c", "d"]]])
+    [[['d', 'c'], 'b'], 'a']
+    >>> mirror_tree("a")
+    'a'
+    """
+    tree_arg("tree", tree)
+
+    def walk(node):
+        if isinstance(node, str):
+            return node
+        children = [walk(child) for child in reversed(node)]
+        if _is_nltk_tree(node):
+            return nltk.Tree(node.label(), children)
+        return children
+
+    return walk(tree)
+
+
 def leaves(tree):
     """The words of a tree, left to right.
 

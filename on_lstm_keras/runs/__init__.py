@@ -23,6 +23,10 @@ in the run (`run.json` `default_reading`), where `parse` and
 `evaluate_treebank` find it. `EpochF1` logs that table after every epoch of
 training.
 
+Controls: `untrained_copy` writes a run's architecture untrained, as a run
+that every function here reads (the trees an untrained network gives);
+an LSTM run (`RUN/lstm`) gives the parser its forget gates.
+
 Records: `result_record` gives a run's figures with the command, commit,
 machine and library versions they came from (`machine` and `cpu_info` say
 which machine, `run_figures` and `readings_figures` gather a run's
@@ -30,6 +34,8 @@ figures); `write_record` and `read_record` store and load one (the
 documentation's tables are built from such records).
 """
 
+from on_lstm_keras.runs.controls import untrained_copy
+from on_lstm_keras.runs.controls import untrained_model
 from on_lstm_keras.runs.defaults import DEFAULT_READING
 from on_lstm_keras.runs.defaults import saved_reading
 from on_lstm_keras.runs.epoch_f1 import EpochF1
@@ -109,5 +115,7 @@ __all__ = [
     "saved_reading",
     "train",
     "train_run",
+    "untrained_copy",
+    "untrained_model",
     "write_record",
 ]

@@ -25,6 +25,7 @@ from on_lstm_keras.parsing.trees import tree_rule_arg
 from on_lstm_keras.runs.defaults import loaded
 from on_lstm_keras.runs.defaults import with_saved_reading
 from on_lstm_keras.runs.parse import backward_of
+from on_lstm_keras.runs.parse import lstm_has_no_backward
 from on_lstm_keras.runs.parse import read_boundaries
 from on_lstm_keras.utils import validation as check
 
@@ -75,6 +76,12 @@ def _reading_nets(model, backward_model, reading, layer):
     model = loaded(model)
     if reading is None:
         reading = model_direction(model.model)
+    if (reading in ("backward", "both") and backward_model is None
+            and model_direction(model.model) == "forward"
+            and lstm_has_no_backward(model)):
+        raise ValueError(
+            f"Argument `reading={reading!r}` needs a backward model, and "
+            "none was given." + lstm_has_no_backward(model))
     forward_net, backward_net = reading_models(
         reading, model.model,
         None if backward_model is None else backward_model.model)
@@ -225,7 +232,7 @@ def evaluate_treebank(treebank, model=None, baseline=None, *, reading=None,
                         layer, tree_rule, progress)
 
 
-def _readings_arg(readings, backward):
+def _readings_arg(readings, backward, run):
     """The readings to score, checked: default all three with a backward
     model, else forward only."""
     if readings is None:
@@ -235,7 +242,8 @@ def _readings_arg(readings, backward):
     if any(r != "forward" for r in readings) and backward is None:
         raise ValueError(
             f"Argument `readings` {readings!r} needs a backward model: "
-            "give `backward_model`, or train one into <model>/backward")
+            "give `backward_model`, or train one into <model>/backward."
+            + lstm_has_no_backward(run))
     return readings
 
 
@@ -281,7 +289,8 @@ def evaluate_readings(model, treebank="sinica", *, backward_model=None,
         treebank: `"sinica"` or `"ptb"`.
         backward_model: The backward run; default `<model>/backward` when
             `model` is a directory holding one. Without one only the
-            forward reading is scored.
+            forward reading is scored (so for an LSTM run, `RUN/lstm`,
+            which has none, the forward reading of its forget gates).
         halves: Which parts to score: `"dev"`, `"test"` (the two halves of
             the sample: Sinica's by sentence position, see `load_sinica`;
             the PTB's by file, see `load_ptb`) or `None` (the whole
@@ -305,7 +314,7 @@ def evaluate_readings(model, treebank="sinica", *, backward_model=None,
     rules = [tree_rule_arg(r) for r in tree_rules]
     backward = backward_of(model, backward_model, "both")
     run = loaded(model)
-    readings = _readings_arg(readings, backward)
+    readings = _readings_arg(readings, backward, run)
     needs_backward = any(r != "forward" for r in readings)
     if layers is None:
         layers = [*range(1, len(run.model.rnn_layers) + 1), "mean"]

@@ -4,6 +4,7 @@ import os
 
 from on_lstm_keras.data.tokenizers import WhitespaceTokenizer
 from on_lstm_keras.models.saving import has_run
+from on_lstm_keras.models.saving import read_run_info
 from on_lstm_keras.parsing.model_parser import directional_boundaries
 from on_lstm_keras.parsing.model_parser import model_direction
 from on_lstm_keras.parsing.model_parser import reading_models
@@ -31,6 +32,20 @@ def backward_of(run, backward, reading):
         if has_run(candidate):
             return loaded(candidate)
     return None
+
+
+def lstm_has_no_backward(run):
+    """A sentence to add to a "needs a backward model" message when `run`
+    (a directory or a `LoadedRun`) is a forward LSTM run, which has none:
+    `--with-lstm` trains the LSTM in the main run's direction only. Empty
+    for any other run."""
+    info = read_run_info(run) if isinstance(run, str) else (run.info or {})
+    model = info.get("model") or {}
+    if model.get("recurrent") != "lstm" or model.get("direction") == "backward":
+        return ""
+    return (" An LSTM run has no backward model: training with --with-lstm "
+            "trains the LSTM in the main run's direction only, so only its "
+            "forward reading exists.")
 
 
 def read_boundaries(run, backward, reading, words, layer, progress):

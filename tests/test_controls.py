@@ -1,0 +1,428 @@
+"""The controls of Dyer, Melis and Blunsom (2019): trees from an LSTM's
+forget gates, an untrained model, the parser's reach, and mirroring."""
+
+import numpy as np
+import pytest
+
+import keras
+
+from on_lstm_keras import ONLSTM
+from on_lstm_keras.models import ONLSTMLanguageModel
+from on_lstm_keras.ops import DISTANCE_FORGET
+
+
+def np_(x):
+    return keras.ops.convert_to_numpy(x)
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def numpy_lstm(x, valid, kernel, recurrent, bias, units):
+    """An LSTM over `x` `(batch, time, features)` written out step by step
+    from the weights in Keras' gate order `i, f, ĉ, o` (the columns past
+    `4 * units`, the master gates of a one-level ON-LSTM, are left out):
+    `(h, d)`, the output sequence (0 at padding) and `1 − mean(f_t)` (0
+    at padding). A padded step carries `h` and `c` over."""
+    batch, time, _ = x.shape
+    h = np.zeros((batch, units))
+    c = np.zeros((batch, units))
+    outputs = np.zeros((batch, time, units))
+    d = np.zeros((batch, time))
+    for t in range(time):
+        z = x[:, t] @ kernel[:, :4 * units] + h @ recurrent[:, :4 * units] \
+            + bias[:4 * units]
+        i = sigmoid(z[:, :units])
+        f = sigmoid(z[:, units:2 * units])
+        g = np.tanh(z[:, 2 * units:3 * units])
+        o = sigmoid(z[:, 3 * units:])
+        c_new = f * c + i * g
+        h_new = o * np.tanh(c_new)
+        keep = valid[:, t:t + 1]
+        c = np.where(keep, c_new, c)
+        h = np.where(keep, h_new, h)
+        outputs[:, t] = np.where(keep, h_new, 0.0)
+        d[:, t] = np.where(valid[:, t], 1.0 - f.mean(axis=1), 0.0)
+    return outputs, d
+
+
+def lstm_language_model(seed=0):
+    """A small LSTM comparison model with every weight drawn at random
+    (the biases too, so that the forget gates differ from word to word)."""
+    model = ONLSTMLanguageModel(
+        40, embedding_size=6, hidden_size=10, num_layers=3, chunk_size=2,
+        recurrent="lstm", seed=seed)
+    model(np.ones((1, 1), "int32"))
+    rng = np.random.default_rng(seed)
+    model.set_weights([rng.normal(0, 0.8, w.shape).astype("float32")
+                       for w in model.get_weights()])
+    return model
+
+
+def numpy_lstm_distances(model, tokens):
+    """`1 − mean(f_t)` of every layer, `(batch, layers, time)`, from the
+    model's weights alone."""
+    valid = tokens != 0
+    x = np_(model.embedding.embeddings)[tokens]
+    out = []
+    for layer in model.rnn_layers:
+        kernel, recurrent, bias = (np_(w) for w in (
+            layer.cell.kernel, layer.cell.recurrent_kernel, layer.cell.bias))
+        x, d = numpy_lstm(x.astype(np.float64), valid, kernel, recurrent,
+                          bias, layer.units)
+        out.append(d)
+    return np.stack(out, axis=1)
+
+
+def test_lstm_distances_are_the_forget_gates_of_a_numpy_lstm():
+    model = lstm_language_model()
+    # Three sentences of different lengths, right-padded with 0.
+    tokens = np.array([[1, 5, 9, 3, 7, 1, 0, 0],
+                       [1, 2, 1, 0, 0, 0, 0, 0],
+                       [1, 8, 6, 4, 2, 11, 13, 1]], dtype="int32")
+    expected = numpy_lstm_distances(model, tokens)
+    got = np_(model.distances(tokens))[..., DISTANCE_FORGET]
+    np.testing.assert_allclose(got, expected, atol=2e-5)
+    _, through_call = model(tokens, return_distances=True)
+    np.testing.assert_allclose(np_(through_call)[..., DISTANCE_FORGET],
+                               expected, atol=2e-5)
+    # Padding gives 0, and the words differ from each other.
+    assert np.all(got.transpose(1, 0, 2)[:, tokens == 0] == 0)
+    assert np.ptp(got[0, 1, :6]) > 1e-3
+
+
+def test_the_parser_reads_an_lstm_through_its_compiled_path_too():
+    from on_lstm_keras.data import Vocabulary
+    from on_lstm_keras.parsing.model_parser import sentence_distances
+
+    model = lstm_language_model(seed=2)
+    vocab = Vocabulary(["<pad>", "<unk>", "<eos>",
+                        *(f"w{k}" for k in range(37))])
+    sentences = [["w3", "w9", "w1", "w30"], ["w4", "w5"],
+                 ["w8", "w2", "w7", "w6", "w0", "w11", "w12"]]
+    # One sentence a bucket: three buckets, read through the compiled
+    # `predict_on_batch`, each padded to a width of 8.
+    got = sentence_distances(model, vocab, sentences, batch_size=1)
+    for words, d in zip(sentences, got):
+        tokens = np.array([[vocab.eos_id, *vocab.encode(words),
+                            vocab.eos_id]])
+        expected = numpy_lstm_distances(model, tokens)[0, :, 1:-1]
+        np.testing.assert_allclose(d, expected, atol=2e-5)
+
+
+def test_forget_gate_distances_carry_h_over_padding_inside_a_sequence():
+    rng = np.random.default_rng(1)
+    units, features = 5, 3
+    layer = ONLSTM(units, units, master_input="reverse_cumsum",
+                   return_sequences=True, bias_initializer="random_normal")
+    x = rng.normal(size=(2, 6, features)).astype("float32")
+    valid = np.array([[True, False, True, True, False, True],
+                      [False, True, True, False, False, True]])
+    outputs = layer(x, mask=valid)
+    kernel, recurrent, bias = layer.get_weights()
+    _, expected = numpy_lstm(x.astype(np.float64), valid, kernel, recurrent,
+                             bias, units)
+    got = np_(layer.forget_gate_distances(x, outputs, mask=valid))
+    np.testing.assert_allclose(got, expected, atol=2e-5)
+
+
+def test_forget_gate_distances_refuse_a_backward_layer():
+    layer = ONLSTM(4, 4, return_sequences=True, go_backwards=True)
+    x = np.zeros((1, 3, 2), "float32")
+    with pytest.raises(ValueError, match="go_backwards=True"):
+        layer.forget_gate_distances(x, layer(x))
+
+
+# -- the parser's reach -----------------------------------------------------
+
+def catalan(k):
+    from math import comb
+    return comb(2 * k, k) // (k + 1)
+
+
+def brackets_of(trees):
+    from on_lstm_keras.parsing import to_brackets
+    return {to_brackets(t) for t in trees}
+
+
+def test_the_plain_rule_reaches_every_binary_tree():
+    from on_lstm_keras.parsing import reach_counts
+    counts = reach_counts(range(2, 11), ["plain"])["plain"]
+    assert counts == {n: catalan(n - 1) for n in range(2, 11)}
+
+
+def test_reach_of_three_and_four_words_by_hand():
+    from on_lstm_keras.parsing import reachable_trees
+    three = {"(0 (1 2))", "((0 1) 2)"}
+    four = {"(0 (1 (2 3)))", "(0 ((1 2) 3))", "((0 1) (2 3))",
+            "((0 (1 2)) 3)", "(((0 1) 2) 3)"}
+    for rule in ("official", "plain"):
+        assert brackets_of(reachable_trees(3, rule)) == three
+        assert brackets_of(reachable_trees(4, rule)) == four
+    # From five words on the official rule misses trees: in its
+    # `[left, [w_i, right]]` a root with two words or more on its left has
+    # a right child that starts with one word alone, which
+    # ((0 1) ((2 3) 4)) has not.
+    five = brackets_of(reachable_trees(5, "official"))
+    assert len(five) == 13 and "((0 1) ((2 3) 4))" not in five
+    assert "((0 1) ((2 3) 4))" in brackets_of(reachable_trees(5, "plain"))
+
+
+@pytest.mark.parametrize("rule", ["official", "plain"])
+def test_reach_is_what_every_order_of_the_distances_gives(rule):
+    import itertools
+
+    from on_lstm_keras.parsing import distances_to_tree
+    from on_lstm_keras.parsing import reachable_trees
+    for n in range(1, 8):
+        words = [str(k) for k in range(n)]
+        seen = {distances_to_tree(words, order, rule).__repr__()
+                for order in itertools.permutations(range(n))}
+        assert {repr(t) for t in reachable_trees(n, rule)} == seen, n
+    # Ties add nothing.
+    words = [str(k) for k in range(6)]
+    reach = {repr(t) for t in reachable_trees(6, rule)}
+    for d in itertools.product(range(3), repeat=6):
+        assert repr(distances_to_tree(words, d, rule)) in reach
+
+
+def test_reach_arguments():
+    from on_lstm_keras.parsing import reachable_trees
+    assert reachable_trees(2, words=["a", "b"]) == [["a", "b"]]
+    assert reachable_trees(1) == ["0"]
+    with pytest.raises(ValueError, match="n=14"):
+        reachable_trees(14)
+    with pytest.raises(ValueError, match="tree_rule"):
+        reachable_trees(3, "greedy")
+    with pytest.raises(ValueError, match="words="):
+        reachable_trees(3, words=["a"])
+
+
+# -- mirroring --------------------------------------------------------------
+
+def test_mirroring_twice_gives_the_tree_back_and_reverses_the_spans():
+    import nltk
+
+    from on_lstm_keras.parsing import mirror_tree
+    from on_lstm_keras.parsing import reachable_trees
+    from on_lstm_keras.parsing import spans
+    for n in range(1, 7):
+        for tree in reachable_trees(n, "plain"):
+            mirrored = mirror_tree(tree)
+            assert mirror_tree(mirrored) == tree
+            assert spans(mirrored, include_root=True) == {
+                (n - j, n - i) for i, j in spans(tree, include_root=True)}
+    labelled = nltk.Tree.fromstring("(S (NP a b) (VP c))")
+    assert str(mirror_tree(labelled)) == "(S (VP c) (NP b a))"
+
+
+def test_mirror_sentence_reverses_the_words_with_the_tree():
+    from on_lstm_keras.parsing import GoldSentence
+    from on_lstm_keras.parsing import leaves
+    from on_lstm_keras.parsing import mirror_sentence
+    gold = GoldSentence(["我", "住", "在", "这里"], [["我", "住"], ["在", "这里"]])
+    mirrored = mirror_sentence(gold)
+    assert mirrored.words == ["这里", "在", "住", "我"]
+    assert leaves(mirrored.tree) == mirrored.words
+    assert mirror_sentence(mirrored) == gold
+    with pytest.raises(ValueError, match="sentence="):
+        mirror_sentence((["a"], "a"))
+
+
+# -- runs on disk: an LSTM run, an untrained copy -------------------------
+
+# The words of conftest's FAKE_SINICA.
+SINICA_WORDS = ["一", "嘉珍", "和", "我", "住在", "同一條", "巷子", "臉色",
+                "蒼白", "鱟"]
+
+
+def write_run(directory, recurrent="onlstm", direction="forward", seed=0,
+              **info):
+    """A run directory as training leaves one, with a small model whose
+    weights are drawn at random from `seed` (a stand-in for trained ones,
+    the biases included, so that the gates differ from word to word)."""
+    import os
+
+    from on_lstm_keras.config import ModelConfig
+    from on_lstm_keras.config import TrainingConfig
+    from on_lstm_keras.data import Vocabulary
+    from on_lstm_keras.models.saving import save_atomically
+    from on_lstm_keras.models.saving import write_json
+
+    config = ModelConfig(embedding_size=6, hidden_size=8, num_layers=2,
+                         chunk_size=2, recurrent=recurrent,
+                         direction=direction)
+    vocab = Vocabulary(["<pad>", "<unk>", "<eos>", *SINICA_WORDS])
+    model = ONLSTMLanguageModel.from_model_config(config, len(vocab))
+    model.build_for(1)
+    rng = np.random.default_rng(seed)
+    model.set_weights([rng.normal(0, 0.8, w.shape).astype("float32")
+                       for w in model.get_weights()])
+    os.makedirs(directory, exist_ok=True)
+    vocab.save(os.path.join(directory, "vocab.json"))
+    save_atomically(model, os.path.join(directory, "model.keras"))
+    write_json(os.path.join(directory, "run.json"), {
+        "model": config.to_dict(),
+        "training": TrainingConfig(seed=7).to_dict(),
+        "results": {"test_perplexity": 12.5}, "script": None, **info})
+    return model, vocab
+
+
+def test_evaluate_an_lstm_run_reads_its_forget_gates(
+        tmp_path, fake_nltk_data, capsys):
+    import json
+
+    from on_lstm_keras import cli
+    from on_lstm_keras.parsing import distances_to_tree
+    from on_lstm_keras.parsing import evaluate
+    from on_lstm_keras.parsing import load_sinica
+    from on_lstm_keras.parsing import right_branching
+
+    run = tmp_path / "run" / "lstm"
+    model, vocab = write_run(run, recurrent="lstm", seed=1)
+    gold = [g for g in load_sinica(nltk_data=fake_nltk_data)
+            if len(g.words) >= 2]
+    # The reference: each sentence framed `<eos> w_1 .. w_n <eos>`, read by
+    # a NumPy LSTM; layer 1's `1 - mean(f_t)` at the words makes the tree.
+    trees = []
+    for g in gold:
+        tokens = np.array([[vocab.eos_id, *vocab.encode(g.words),
+                            vocab.eos_id]])
+        d = numpy_lstm_distances(model, tokens)[0, 0, 1:-1]
+        trees.append(distances_to_tree(g.words, d))
+    assert trees[0] != right_branching(gold[0].words)
+    expected = evaluate(zip(trees, (g.tree for g in gold)))
+    right = evaluate(zip((right_branching(g.words) for g in gold),
+                         (g.tree for g in gold)))
+    assert expected["sentence_f1"] != right["sentence_f1"]
+    assert cli.main(["evaluate", "--model", str(run), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data), "--layer", "1",
+                     "--json", "--quiet"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    for key in ("sentence_f1", "corpus_f1"):
+        assert result[key] == pytest.approx(expected[key])
+    # No backward LSTM exists: said so when a reading needs one.
+    with pytest.raises(ValueError, match="An LSTM run has no backward"):
+        from on_lstm_keras import runs
+        runs.evaluate_readings(str(run), "sinica", nltk_data=fake_nltk_data,
+                               readings=["both"])
+    assert cli.main(["evaluate", "--model", str(run), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data), "--reading", "both",
+                     "--quiet"]) != 0
+    assert "An LSTM run has no backward" in capsys.readouterr().err
+
+
+def test_readings_of_an_lstm_run_are_chosen_on_its_forward_reading(
+        tmp_path, fake_nltk_data):
+    from on_lstm_keras import runs
+
+    run = tmp_path / "lstm"
+    write_run(run, recurrent="lstm", seed=4)
+    choice, table = runs.choose_reading(str(run), "sinica",
+                                        nltk_data=fake_nltk_data)
+    assert {c["reading"] for c in table["cells"]} == {"forward"}
+    assert {c["layer"] for c in table["cells"]} == {1, 2, "mean"}
+    assert runs.saved_reading(str(run))["layer"] == choice["layer"]
+
+
+def test_untrained_copy_holds_fresh_weights_of_the_same_architecture(
+        tmp_path):
+    import json
+
+    from on_lstm_keras import runs
+    from on_lstm_keras.config import ModelConfig
+    from on_lstm_keras.models.saving import load_run
+
+    main = tmp_path / "run"
+    write_run(main, seed=1, train_directions="both",
+              default_reading={"reading": "both", "layer": 1,
+                               "tree_rule": "plain"})
+    write_run(main / "backward", direction="backward", seed=2)
+    write_run(main / "lstm", recurrent="lstm", seed=3)
+    copy = tmp_path / "copy"
+    info = runs.untrained_copy(str(main), str(copy))
+    recorded = json.loads((main / "run.json").read_text())
+    assert info["untrained"] == {"from": str(main.resolve()), "seed": 7}
+    assert "results" not in info and "default_reading" not in info
+    assert {k: v for k, v in info.items() if k != "untrained"} == {
+        k: v for k, v in recorded.items()
+        if k not in ("results", "default_reading")}
+    for inner in ("", "backward", "lstm"):
+        trained = load_run(str(main / inner))
+        untrained = load_run(str(copy / inner))
+        assert untrained.vocab.words == trained.vocab.words
+        assert untrained.info["model"] == trained.info["model"]
+        keras.utils.set_random_seed(7)
+        fresh = ONLSTMLanguageModel.from_model_config(
+            ModelConfig.from_dict(trained.info["model"]),
+            len(trained.vocab), seed=7)
+        fresh.build_for(1)
+        for got, want, old in zip(untrained.model.get_weights(),
+                                  fresh.get_weights(),
+                                  trained.model.get_weights()):
+            np.testing.assert_array_equal(got, want)
+            assert not np.allclose(got, old)
+    # Another seed, other weights.
+    runs.untrained_copy(str(main), str(tmp_path / "seed3"), seed=3)
+    other = load_run(str(tmp_path / "seed3")).model.get_weights()
+    assert not np.allclose(other[1], load_run(str(copy)).model.get_weights()[1])
+    with pytest.raises(ValueError, match="output_dir="):
+        runs.untrained_copy(str(main), str(copy))
+    with pytest.raises(ValueError, match="output_dir="):
+        runs.untrained_copy(str(main), str(main))
+    with pytest.raises(ValueError, match="seed=-1"):
+        runs.untrained_copy(str(main), str(tmp_path / "bad"), seed=-1)
+    with pytest.raises(FileNotFoundError, match="no run"):
+        runs.untrained_copy(str(tmp_path / "none"), str(tmp_path / "c2"))
+
+
+def test_evaluate_untrained_scores_a_fresh_copy_end_to_end(
+        tmp_path, fake_nltk_data, capsys):
+    import json
+
+    from on_lstm_keras import cli
+    from on_lstm_keras import runs
+
+    main = tmp_path / "run"
+    write_run(main, seed=1, train_directions="both",
+              default_reading={"reading": "both", "layer": 2,
+                               "tree_rule": "plain"})
+    write_run(main / "backward", direction="backward", seed=2)
+    copy = tmp_path / "copy"
+    runs.untrained_copy(str(main), str(copy), seed=5)
+    base = ["evaluate", "--model", str(main), "--treebank", "sinica",
+            "--nltk-data", str(fake_nltk_data), "--untrained",
+            "--untrained-seed", "5", "--json", "--quiet"]
+    for flags, reading in (
+            (["--reading", "both", "--layer", "mean"],
+             dict(reading="both", layer="mean", tree_rule="plain")),
+            ([], dict(reading="both", layer=2, tree_rule="plain")),
+            (["--reading", "forward", "--tree-rule", "official"],
+             dict(reading="forward", layer=2, tree_rule="official"))):
+        # Each setting not given is the trained run's recorded one.
+        expected = runs.evaluate_treebank(
+            "sinica", str(copy), nltk_data=fake_nltk_data, **reading)
+        assert cli.main([*base, *flags]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["untrained"] == {"from": str(main), "seed": 5}
+        assert result["model"] == str(main)
+        for key in ("sentence_f1", "corpus_f1"):
+            assert result[key] == pytest.approx(expected[key])
+    # The reading is chosen on the copy as on any run, all three readings.
+    choice, table = runs.choose_reading(str(copy), "sinica",
+                                        nltk_data=fake_nltk_data)
+    assert {c["reading"] for c in table["cells"]} == {
+        "forward", "backward", "both"}
+    assert runs.saved_reading(str(copy))["reading"] == choice["reading"]
+    assert cli.main(["evaluate", "--model", str(main), "--treebank",
+                     "sinica", "--nltk-data", str(fake_nltk_data),
+                     "--untrained", "--choose-default", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "untrained (seed 7; nothing recorded in the run)" in out
+    assert json.loads((main / "run.json").read_text())["default_reading"] == {
+        "reading": "both", "layer": 2, "tree_rule": "plain"}
+    assert cli.main(["evaluate", "--baseline", "right", "--treebank",
+                     "sinica", "--nltk-data", str(fake_nltk_data),
+                     "--untrained"]) != 0
+    assert "--untrained copies a model's run" in capsys.readouterr().err
