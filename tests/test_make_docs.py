@@ -205,3 +205,10 @@ def test_logical_inference_by_operator_count_over_seeds(make_docs, tmp_path):
     assert svg.startswith("<?xml") and "onlstm" in svg and "Date" not in svg
     # the same records draw the same file
     assert make_docs.logic_picture(records, "again")["again"] == svg
+
+
+def test_the_command_shown_leaves_out_where_the_record_went(make_docs):
+    record = {"command": "python benchmarks/bench_layer.py --record /tmp/x.json --jit both"}
+    assert make_docs.shown_command(record) == "python benchmarks/bench_layer.py --jit both"
+    record["command"] = "on-lstm evaluate --record=a.json --baseline right"
+    assert make_docs.shown_command(record) == "on-lstm evaluate --baseline right"

@@ -91,11 +91,26 @@ def versions_label(record):
     return ", ".join(f"{n} {v[n]}" for n in names if n in v)
 
 
+def shown_command(record):
+    """The record's command less `--record FILE`, which only says where
+    the record was written."""
+    words = shlex.split(record["command"])
+    kept, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--record":
+            skip = True
+        elif not word.startswith("--record="):
+            kept.append(word)
+    return " ".join(shlex.quote(w) for w in kept)
+
+
 def provenance(records):
     """Lines saying which records, commands, commits, CPUs and libraries a
     table comes from."""
     lines = ["Records: " + ", ".join(f"`{r['path']}`" for r in records) + "."]
-    for label, key in (("Command", lambda r: f"`{r['command']}`"),
+    for label, key in (("Command", lambda r: f"`{shown_command(r)}`"),
                        ("CPU", lambda r: machine_label(r["machine"])),
                        ("Libraries", versions_label),
                        ("Commit", lambda r: f"`{(r['commit'] or 'none')[:10]}`"
