@@ -18,8 +18,8 @@ the command, code, machine and libraries that produced it:
      "figures": {...}}
 
 `result_record` builds one (`run_figures` gathers the figures of a
-language-model run from its directory), `write_record` writes it atomically and
-`read_record` reads one back and checks its format. The records that back
+language-model run from its directory), `write_record` writes it
+atomically and `read_record` reads one back and checks its format. The records that back
 the documentation live under `docs/results/`; `tools/make_docs.py` builds
 every table and picture of `docs/` from them.
 """
@@ -50,8 +50,8 @@ VERSIONED = ("on_lstm_keras", "keras", "tensorflow", "jax", "jaxlib", "torch",
              "numpy", "nltk", "jieba")
 
 # The fields every record has, in the order they are written.
-FIELDS = ("format", "name", "command", "commit", "dirty", "date", "machine", "versions", "backend", "seed", "seconds",
-          "figures")
+FIELDS = ("format", "name", "command", "commit", "dirty", "date", "machine",
+          "versions", "backend", "seed", "seconds", "figures")
 
 
 def cpu_info(path="/proc/cpuinfo"):
