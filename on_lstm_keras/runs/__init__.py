@@ -52,6 +52,7 @@ from on_lstm_keras.runs.layout import planned_runs
 from on_lstm_keras.runs.layout import recorded_configs
 from on_lstm_keras.runs.layout import recorded_directions
 from on_lstm_keras.runs.parse import backward_of
+from on_lstm_keras.runs.parse import mirror_reading
 from on_lstm_keras.runs.parse import parse
 from on_lstm_keras.runs.plan import PlannedRun
 from on_lstm_keras.runs.plan import TrainingPlan
@@ -98,6 +99,7 @@ __all__ = [
     "load_corpus_of_run",
     "machine",
     "machine_label",
+    "mirror_reading",
     "output_lock",
     "parse",
     "perplexity_summary",

@@ -48,10 +48,44 @@ def lstm_has_no_backward(run):
             "forward reading exists.")
 
 
-def read_boundaries(run, backward, reading, words, layer, progress):
+def mirror_reading(reading):
+    """The reading of the original sentences that `reading` of the mirrored
+    ones is: the mirrored language's forward model is the run's backward
+    one (trained on reversed sentences, it reads a mirrored sentence left
+    to right) and its backward model the run's forward one, so `"forward"`
+    and `"backward"` swap; `"both"` (and `None`) stay.
+
+    Example:
+
+    >>> mirror_reading("forward"), mirror_reading("both")
+    ('backward', 'both')
+    """
+    return {"forward": "backward", "backward": "forward"}.get(reading,
+                                                              reading)
+
+
+def read_boundaries(run, backward, reading, words, layer, progress,
+                    mirrored=False):
     """`(forward, backward)` boundary distances of each of the non-empty
     word lists `words` (`model_parser.directional_boundaries`), once the
-    models are checked against `reading` and `layer`."""
+    models are checked against `reading` and `layer`.
+
+    With `mirrored=True`, `words` are mirrored sentences and `reading` and
+    the pair returned name the mirrored language's models (see
+    `mirror_reading`). Its forward model reading a mirrored sentence left
+    to right is the run's backward model reading the original sentence in
+    its own direction: the same words in the same order. So the original
+    sentences are read with the original reading, and each model's
+    boundaries come back mirrored (boundary `j` of an `n`-word mirrored
+    sentence is boundary `n - j` of the original) in the other model's
+    place. This is the one place where the mirror swaps the models.
+    """
+    if mirrored:
+        pairs = read_boundaries(run, backward, mirror_reading(reading),
+                                [list(w)[::-1] for w in words], layer,
+                                progress)
+        return [(None if b is None else b[:, ::-1],
+                 None if f is None else f[:, ::-1]) for f, b in pairs]
     forward_model, backward_model = reading_models(
         reading, run.model, None if backward is None else backward.model)
     if backward_model is run.model:
