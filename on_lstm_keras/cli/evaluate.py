@@ -97,6 +97,15 @@ def add_evaluate_arguments(parser):
                         metavar="N",
                         help="with --untrained: the seed of the weights "
                              "(default: the run's training seed)")
+    parser.add_argument("--mirrored", action="store_true", help=(
+        "score the mirrored treebank: each sentence reversed and its gold "
+        "tree mirrored, baselines included, read as a user of that "
+        "left-branching language would: its forward model is the run's "
+        "backward one (trained on reversed sentences), its backward model "
+        "the run's forward one, so --reading names them so; without "
+        "--reading, the same model(s) as on the treebank itself. Read both "
+        "ways the distances are the mirror of the original ones: a change "
+        "in F1 is the parser's bias"))
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random baseline (default: 0)")
     parser.add_argument("--json", action="store_true",
@@ -137,8 +146,20 @@ def run_evaluate(args, argv=None):
         raise ValueError(f"--half picks its own files of the PTB sample; give "
                          f"--half or --fileids, received --half {args.half} "
                          f"--fileids {','.join(fileids)}")
-    if args.model:
+    if args.mirrored and args.backward_model is not None and (
+            args.reading not in ("forward", "both")):
+        raise ValueError(
+            "With --mirrored, --backward-model is the mirrored language's "
+            "forward model, read with --reading forward or both, received "
+            f"--reading {args.reading or '(none)'} --backward-model "
+            f"{args.backward_model}")
+    if args.model and not args.mirrored:
         check_reading_flags(args)
+    if args.mirrored and args.choose_default:
+        raise ValueError(
+            "--choose-default records a reading chosen on the treebank "
+            "itself, and --mirrored scores its mirror; give one, received "
+            "--choose-default --mirrored")
     if args.untrained or args.untrained_seed is not None:
         return evaluate_untrained(args, argv, started, fileids)
     return evaluate_model(args, argv, started, fileids)
@@ -164,7 +185,10 @@ def evaluate_untrained(args, argv, started, fileids):
     reading = {}
     if not args.choose_default:
         saved = runs.saved_reading(args.model) or {}
-        reading = {"reading": args.reading or saved.get("reading"),
+        recorded = saved.get("reading")
+        if args.mirrored:
+            recorded = runs.mirror_reading(recorded)
+        reading = {"reading": args.reading or recorded,
                    "layer": (args.layer if args.layer is not None
                              else saved.get("layer")),
                    "tree_rule": args.tree_rule or saved.get("tree_rule")}
@@ -190,7 +214,8 @@ def evaluate_model(args, argv, started, fileids):
         reading=args.reading, layer=args.layer, tree_rule=args.tree_rule,
         max_length=args.max_length, nltk_data=args.nltk_data,
         seed=args.seed, fileids=fileids, half=args.half,
-        backward_model=args.backward_model, progress=not args.quiet,
+        backward_model=args.backward_model, mirrored=args.mirrored,
+        progress=not args.quiet,
     )
     if args.model:
         result["model"] = model_name(args)
@@ -237,7 +262,10 @@ def print_scores(args, result):
         what += f" untrained (weights drawn with seed {untrained_of(args)['seed']})"
     if result.get("reading"):
         what += f", reading {result['reading']}"
-    print(f"{args.treebank}: {result['sentences']} sentences scored "
+    treebank = (f"{args.treebank} mirrored (each sentence reversed, its "
+                "gold tree mirrored)" if result.get("mirrored")
+                else args.treebank)
+    print(f"{treebank}: {result['sentences']} sentences scored "
           f"({result['skipped']} with fewer than 2 words skipped), {what}")
     rows = result.get("per_layer") or [result]
 
