@@ -426,3 +426,219 @@ def test_evaluate_untrained_scores_a_fresh_copy_end_to_end(
                      "sinica", "--nltk-data", str(fake_nltk_data),
                      "--untrained"]) != 0
     assert "--untrained copies a model's run" in capsys.readouterr().err
+
+
+# -- the mirrored treebank ------------------------------------------------
+
+def write_both(tmp_path):
+    """A run with a backward model: `(run_dir, forward, backward, vocab)`."""
+    main = tmp_path / "run"
+    forward, vocab = write_run(main, seed=1, train_directions="both")
+    backward, _ = write_run(main / "backward", direction="backward", seed=2)
+    return main, forward, backward, vocab
+
+
+def sinica_gold(nltk_data):
+    from on_lstm_keras.parsing import load_sinica
+
+    return [g for g in load_sinica(nltk_data=nltk_data) if len(g.words) >= 2]
+
+
+@pytest.mark.parametrize("layer", [1, "mean"])
+def test_mirrored_both_reading_is_the_mirror_of_the_original(
+        tmp_path, fake_nltk_data, layer):
+    from on_lstm_keras import runs
+    from on_lstm_keras.models.saving import load_run
+    from on_lstm_keras.parsing import distances_to_tree
+    from on_lstm_keras.parsing import evaluate
+    from on_lstm_keras.parsing import mirror_sentence
+    from on_lstm_keras.parsing import mirror_tree
+    from on_lstm_keras.parsing.scores import split_scores
+    from on_lstm_keras.runs.parse import read_boundaries
+
+    main, *_ = write_both(tmp_path)
+    gold = sinica_gold(fake_nltk_data)
+    mirrored = [mirror_sentence(g) for g in gold]
+    original = runs.parse(str(main), [g.words for g in gold], reading="both",
+                          layer=layer, tree_rule="plain")
+    pairs = read_boundaries(load_run(str(main)),
+                            load_run(str(main / "backward")), "both",
+                            [m.words for m in mirrored], layer, False,
+                            mirrored=True)
+    for parse, m, (f, b) in zip(original, mirrored, pairs):
+        n = len(m.words)
+        scores = split_scores(f, b, layer)
+        # Word i's score is boundary i's (the one before it), and boundary
+        # j of the mirror is boundary n - j of the original: the mirror's
+        # words 1..n-1 score what the original's words n-1..1 score. (Word
+        # 0's is the original's sentence end, which no score holds.)
+        expected = [parse.split_scores[n - i] for i in range(1, n)]
+        np.testing.assert_allclose(scores[1:], expected, rtol=0, atol=1e-9)
+        # The plain rule never reads word 0's score: its tree is the mirror.
+        assert distances_to_tree(m.words, scores, "plain") == mirror_tree(
+            parse.tree)
+    assert any(p.tree != mirror_tree(m.tree) for p, m in zip(original,
+                                                             mirrored))
+    # Spans mirror with the gold: the F1 is the original's.
+    want = evaluate(zip((mirror_tree(p.tree) for p in original),
+                        (m.tree for m in mirrored)))
+    unmirrored = runs.evaluate_treebank(
+        "sinica", str(main), reading="both", layer=layer, tree_rule="plain",
+        nltk_data=fake_nltk_data)
+    got = runs.evaluate_treebank(
+        "sinica", str(main), reading="both", layer=layer, tree_rule="plain",
+        nltk_data=fake_nltk_data, mirrored=True)
+    assert got["mirrored"] is True and got["reading"] == "both"
+    for key in ("sentence_f1", "corpus_f1"):
+        assert got[key] == pytest.approx(want[key])
+        assert got[key] == pytest.approx(unmirrored[key])
+    table = runs.evaluate_readings(str(main), "sinica", halves=(None,),
+                                   readings=["both"], layers=[layer],
+                                   tree_rules=["plain"],
+                                   nltk_data=fake_nltk_data, mirrored=True)
+    (cell,) = table["cells"]
+    assert table["mirrored"] is True
+    assert cell["sentence_f1"] == pytest.approx(want["sentence_f1"])
+
+
+def test_mirrored_forward_reading_reads_the_backward_model_left_to_right(
+        tmp_path, fake_nltk_data):
+    from on_lstm_keras import runs
+    from on_lstm_keras.parsing import distances_to_tree
+    from on_lstm_keras.parsing import evaluate
+    from on_lstm_keras.parsing import mirror_sentence
+
+    main, forward, backward, vocab = write_both(tmp_path)
+    mirrored = [mirror_sentence(g) for g in sinica_gold(fake_nltk_data)]
+    table = runs.evaluate_readings(str(main), "sinica", halves=(None,),
+                                   layers=[2], tree_rules=["official"],
+                                   nltk_data=fake_nltk_data, mirrored=True)
+    cells = {c["reading"]: c for c in table["cells"]}
+    for reading, model in (("forward", backward), ("backward", forward)):
+        # The reference, layer 2's `d_f` after the opening `<eos>`: the
+        # mirror's forward model (trained on reversed sentences) is fed the
+        # mirrored sentence as it is, `<eos> m_0 .. m_(n-1) <eos>`, and its
+        # `d_f` at m_i scores word i. The mirror's backward model (the
+        # run's forward one) is fed `<eos> m_(n-1) .. m_0 <eos>` (the
+        # original sentence); its `d_f` at m_(i-1) (at the closing `<eos>`
+        # for i = 0) scores the boundary before m_i, word i.
+        trees = []
+        for m in mirrored:
+            n = len(m.words)
+            words = m.words if reading == "forward" else m.words[::-1]
+            tokens = np.array([[vocab.eos_id, *vocab.encode(words),
+                                vocab.eos_id]], dtype="int32")
+            _, d = model(tokens, training=False, return_distances=True)
+            d = np.asarray(d)[0, 1, 1:, DISTANCE_FORGET]
+            scores = d[:n] if reading == "forward" else d[::-1][:n]
+            trees.append(distances_to_tree(m.words, scores, "official"))
+        want = evaluate(zip(trees, (m.tree for m in mirrored)))
+        got = runs.evaluate_treebank(
+            "sinica", str(main), reading=reading, layer=2,
+            tree_rule="official", nltk_data=fake_nltk_data, mirrored=True)
+        assert got["reading"] == reading
+        for key in ("sentence_f1", "corpus_f1"):
+            assert got[key] == pytest.approx(want[key])
+            assert cells[reading][key] == pytest.approx(want[key])
+    # The two models' trees differ (so the roles cannot be mixed up).
+    assert cells["forward"]["sentence_f1"] != pytest.approx(
+        cells["backward"]["sentence_f1"])
+
+
+# One right-branching sentence of four words, [甲, [乙, [丙, 丁]]], in the
+# Sinica treebank's format.
+RIGHT_BRANCHING_SINICA = (
+    "#1:1.[1] S(agent:NP(Head:Nba:甲)|Head:VP(Head:VC1:乙|goal:NP("
+    "quantifier:DM:丙|Head:Nab:丁)))#。(PERIODCATEGORY)\n")
+
+
+def test_baselines_on_the_mirrored_gold(tmp_path):
+    from on_lstm_keras import runs
+    from on_lstm_keras.parsing import load_sinica
+
+    data = tmp_path / "nltk_data"
+    (data / "corpora" / "sinica_treebank").mkdir(parents=True)
+    (data / "corpora" / "sinica_treebank" / "parsed").write_text(
+        RIGHT_BRANCHING_SINICA, encoding="utf-8")
+    (gold,) = load_sinica(nltk_data=data)
+    assert gold.tree == ["甲", ["乙", ["丙", "丁"]]]
+    # By hand: the gold spans are (1, 4) and (2, 4), and the sentence
+    # (0, 4). Right-branching finds all three; left-branching's (0, 2) and
+    # (0, 3) none, but the sentence: sentence F1 0 (it leaves the sentence
+    # out), corpus F1 2 * (1/3 * 1/3) / (2/3) = 1/3. On the mirror the gold
+    # is left-branching, and the two trade places.
+    full, none = (100.0, 100.0), (0.0, 100 / 3)
+    for baseline, original, mirrored in (("right", full, none),
+                                         ("left", none, full)):
+        for flag, want in ((False, original), (True, mirrored)):
+            got = runs.evaluate_treebank("sinica", baseline=baseline,
+                                         nltk_data=data, mirrored=flag)
+            assert got.get("mirrored", False) is flag
+            assert (got["sentence_f1"], got["corpus_f1"]) == pytest.approx(
+                want)
+    main, *_ = write_both(tmp_path)
+    table = runs.evaluate_readings(str(main), "sinica", halves=(None,),
+                                   layers=[1], tree_rules=["plain"],
+                                   nltk_data=data, mirrored=True)
+    scored = {b["baseline"]: (b["sentence_f1"], b["corpus_f1"])
+              for b in table["baselines"]}
+    assert scored["left"] == pytest.approx(full)
+    assert scored["right"] == pytest.approx(none)
+
+
+def test_mirrored_readings_without_a_backward_model(tmp_path,
+                                                   fake_nltk_data):
+    from on_lstm_keras import runs
+
+    run = tmp_path / "lstm"
+    write_run(run, recurrent="lstm", seed=4)
+    table = runs.evaluate_readings(str(run), "sinica", halves=(None,),
+                                   nltk_data=fake_nltk_data, mirrored=True)
+    # Only the run's own model: on the mirror, its backward reading.
+    assert {c["reading"] for c in table["cells"]} == {"backward"}
+    with pytest.raises(ValueError, match="run's backward one"):
+        runs.evaluate_readings(str(run), "sinica", readings=["forward"],
+                               nltk_data=fake_nltk_data, mirrored=True)
+    with pytest.raises(ValueError, match=r"reading='both'.*mirrored=True"):
+        runs.evaluate_treebank("sinica", str(run), reading="both",
+                               nltk_data=fake_nltk_data, mirrored=True)
+    # Not given, the reading is the run's own model's, named as on the
+    # mirror.
+    result = runs.evaluate_treebank("sinica", str(run), layer=1,
+                                    nltk_data=fake_nltk_data, mirrored=True)
+    assert result["reading"] == "backward"
+    original = runs.evaluate_treebank("sinica", str(run), layer=1,
+                                      nltk_data=fake_nltk_data)
+    assert "reading" not in original and "mirrored" not in original
+
+
+def test_evaluate_mirrored_end_to_end(tmp_path, fake_nltk_data, capsys):
+    import json
+
+    from on_lstm_keras import cli
+    from on_lstm_keras import runs
+
+    main, *_ = write_both(tmp_path)
+    base = ["evaluate", "--model", str(main), "--treebank", "sinica",
+            "--nltk-data", str(fake_nltk_data), "--mirrored", "--quiet"]
+    expected = runs.evaluate_treebank(
+        "sinica", str(main), reading="forward", layer="mean",
+        nltk_data=fake_nltk_data, mirrored=True)
+    record = tmp_path / "mirrored.json"
+    assert cli.main([*base, "--reading", "forward", "--layer", "mean",
+                     "--json", "--record", str(record)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["mirrored"] is True and result["reading"] == "forward"
+    for key in ("sentence_f1", "corpus_f1"):
+        assert result[key] == pytest.approx(expected[key])
+    assert runs.read_record(str(record))["figures"]["corpus_f1"] == (
+        pytest.approx(expected["corpus_f1"]))
+    assert cli.main([*base, "--reading", "forward", "--layer", "mean"]) == 0
+    out = capsys.readouterr().out
+    assert "sinica mirrored (each sentence reversed" in out
+    assert f"sentence F1 {expected['sentence_f1']:.1f}" in out
+    assert cli.main([*base, "--choose-default"]) != 0
+    assert "give one" in capsys.readouterr().err
+    assert cli.main([*base, "--reading", "backward", "--backward-model",
+                     str(main / "backward")]) != 0
+    assert "mirrored language's forward model" in capsys.readouterr().err
