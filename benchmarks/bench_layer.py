@@ -251,13 +251,10 @@ def environment():
     from on_lstm_keras import runs
 
     env = {
-        **runs.cpu_info(),
-        "logical_cores": os.cpu_count(),
+        **runs.machine(),  # the CPU, its logical and usable cores
         "python": platform.python_version(),
         "platform": platform.platform(),
     }
-    if hasattr(os, "sched_getaffinity"):
-        env["usable_cores"] = len(os.sched_getaffinity(0))
     for var in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS",
                 "TF_NUM_INTEROP_THREADS", "XLA_FLAGS", "KERAS_BACKEND"):
         if os.environ.get(var):

@@ -512,9 +512,6 @@ def readme_block(by_name):
                   f"([results](docs/results.md)):", "",
                   "| | figure |", "|---|---:|"]
 
-        def show(values):
-            return fmt_spread(values)
-
         for label, model in (("ON-LSTM forward", "fwd"),
                              ("ON-LSTM backward", "bwd")):
             valid = [row[model]["valid_perplexity"] for row in rows
@@ -523,7 +520,7 @@ def readme_block(by_name):
                     if "test_perplexity" in row[model]]
             if valid:
                 lines.append(f"| {label}: validation / test perplexity | "
-                             f"{show(valid)} / {show(test)} |")
+                             f"{fmt_spread(valid)} / {fmt_spread(test)} |")
         chosen = [row["chosen"] for row in rows if row["chosen"]]
         if chosen:
             for half in ("dev", "test"):
@@ -533,7 +530,7 @@ def readme_block(by_name):
                 lines.append(
                     f"| Sinica {half} half, sentence F1: chosen reading / "
                     f"best trivial tree ({', '.join(names)}) | "
-                    f"{show(f1)} / {show(base)} |")
+                    f"{fmt_spread(f1)} / {fmt_spread(base)} |")
     bench = by_name.get("bench_layer", [])
     ratios = {}
     for r in bench:
