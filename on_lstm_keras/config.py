@@ -255,6 +255,13 @@ class TrainingConfig(_Config):
             optimizer steps, from `learning_rate / warmup_steps` to
             `learning_rate` (`models.schedules.LinearWarmup`); 0: none.
             Configs written before this field load as 0.
+        lstm_warmup_steps: The `warmup_steps` of the same-size LSTM
+            trained beside the model (`runs.plan_training(with_lstm=True)`).
+            Without a warm-up, a three-layer LSTM trained with Adam stays
+            on the unigram plateau (it predicts word frequencies only)
+            where the ON-LSTM does not; with one it leaves it at once
+            (`benchmarks/lstm_search.py`'s equal-budget search, see
+            docs/notes/lstm-baseline.md). 0: none.
         xla: Compile the training and evaluation steps with XLA (Keras'
             `jit_compile=True`). On TensorFlow without a GPU, Keras does not
             use XLA by default; JAX always compiles with XLA, so this
@@ -277,6 +284,7 @@ class TrainingConfig(_Config):
     max_vocab: int = None
     seed: int = 0
     warmup_steps: int = 0
+    lstm_warmup_steps: int = 500
     xla: bool = False
 
     _KINDS = {
@@ -294,6 +302,7 @@ class TrainingConfig(_Config):
                            why=" (3 special tokens and a word)"),
         "seed": _kind("non_negative_int"),
         "warmup_steps": _kind("non_negative_int"),
+        "lstm_warmup_steps": _kind("non_negative_int"),
         "xla": _kind("bool"),
     }
 

@@ -96,6 +96,20 @@ def test_planned_runs_for_each_direction(tmp_path):
         ("lstm", os.path.join(out, "lstm"), "lstm", "forward")]
 
 
+def test_the_lstm_trains_with_its_own_warm_up(tmp_path):
+    """The LSTM beside an ON-LSTM takes `lstm_warmup_steps` as its
+    `warmup_steps` (without one it stays on the unigram plateau); the
+    ON-LSTMs keep theirs."""
+    out = str(tmp_path / "run")
+    training_config = dataclasses.replace(TINY_TRAINING, warmup_steps=3,
+                                          lstm_warmup_steps=7)
+    plan = run_api.plan_training(out, TINY_MODEL, training_config,
+                                 directions="both", with_lstm=True)
+    assert {r.name: r.training_config.warmup_steps for r in plan.runs} == {
+        "onlstm": 3, "onlstm backward": 3, "lstm": 7}
+    assert TrainingConfig().lstm_warmup_steps == 500
+
+
 def test_a_bad_direction_is_refused_before_anything_is_written(
         tmp_path, capsys):
     output = tmp_path / "never"

@@ -208,6 +208,12 @@ def add_training_arguments(group):
         help="linear learning-rate warm-up over this many optimizer steps "
         "(0: none) " + by_preset(lambda m, t: t.warmup_steps))
     group.add_argument(
+        "--lstm-warmup-steps", dest="lstm_warmup_steps", type=NON_NEGATIVE,
+        metavar="STEPS", default=None,
+        help="the warm-up of the same-size LSTM (--with-lstm), which "
+        "without one stays on the unigram plateau (0: none) "
+        + by_preset(lambda m, t: t.lstm_warmup_steps))
+    group.add_argument(
         "--xla", dest="xla", action=argparse.BooleanOptionalAction,
         default=None, help="compile training and evaluation with XLA "
         "(TensorFlow; JAX always does) " + by_preset(lambda m, t: t.xla))
@@ -305,6 +311,8 @@ def configs_from_args(args, base):
         max_vocab=given(args.max_vocab, training.max_vocab),
         seed=given(args.seed, training.seed),
         warmup_steps=given(args.warmup_steps, training.warmup_steps),
+        lstm_warmup_steps=given(args.lstm_warmup_steps,
+                                training.lstm_warmup_steps),
         xla=given(args.xla, training.xla),
     )
     return model_config, training_config

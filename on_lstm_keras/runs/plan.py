@@ -131,13 +131,15 @@ def check_resume_directions(output_dir, directions):
 
 def check_resumed_configs(directory, model_config, training_config):
     """Raises a `ValueError` for a field, but `RESUME_SETTINGS`, `recurrent`
-    and `direction` (set by the plan), in which the configs differ from
+    and `direction` (set by the plan) and `lstm_warmup_steps`, in which the configs differ from
     those the run in `directory` recorded."""
     recorded = recorded_configs(directory)
     for given, was in zip((model_config, training_config), recorded):
         for key in given.field_names():
             value, old = getattr(given, key), getattr(was, key)
-            if key in (*RESUME_SETTINGS, "recurrent", "direction"):
+            # lstm_warmup_steps is the LSTM's; its warmup_steps is checked.
+            if key in (*RESUME_SETTINGS, "recurrent", "direction",
+                       "lstm_warmup_steps"):
                 continue
             if value != old:
                 raise ValueError(
@@ -151,6 +153,9 @@ def _planned(place, model_config, training_config, resume, backward_epochs):
     model = dataclasses.replace(model_config, recurrent=place.recurrent,
                                 direction=place.direction)
     training = training_config
+    if place.recurrent == "lstm":
+        training = dataclasses.replace(
+            training, warmup_steps=training.lstm_warmup_steps)
     if place.name == "onlstm backward" and backward_epochs is not None:
         training = dataclasses.replace(training, epochs=backward_epochs)
     again = resume and has_run(place.directory)
@@ -182,7 +187,9 @@ def plan_training(output_dir, model_config=None, training_config=None, *,
             `output_dir/backward`). Default: `model_config.direction`, or on
             resume the run's recorded directions (a resumed forward run may
             be given `"both"` to add its backward model).
-        with_lstm: Also train the same-size LSTM, in `output_dir/lstm`.
+        with_lstm: Also train the same-size LSTM, in `output_dir/lstm`,
+            with the training config's `lstm_warmup_steps` as its
+            `warmup_steps`.
         resume: Continue the runs in `output_dir` from their last
             checkpoints, with their recorded configs; the configs given may
             differ from those only in `epochs` and `learning_rate`. A model
