@@ -89,6 +89,8 @@ from on_lstm_keras.runs.plan import check_output_dir  # noqa: E402
 from on_lstm_keras.config import INITIALIZERS  # noqa: E402
 from on_lstm_keras.config import RECURRENT_KINDS  # noqa: E402
 from on_lstm_keras.data.corpus import LANGUAGES  # noqa: E402
+from on_lstm_keras.models.metrics import OFF_PLATEAU  # noqa: E402
+from on_lstm_keras.models.metrics import unigram_perplexity  # noqa: E402
 
 DEFAULT_OUTPUT = os.path.join("runs", "lstm_search")
 TRIALS_FILE = "trials.csv"
@@ -109,9 +111,8 @@ REPLACED = {"--lr": ("learning_rate", "--lrs"),
             "--epochs": ("epochs", "--budget-seconds / --budget-steps")}
 # A gate activation counts as saturated below LOW or above HIGH.
 LOW, HIGH = 0.05, 0.95
-# A trial has left the unigram plateau at its first measurement at least
-# 10% below the unigram perplexity of the validation slice.
-OFF_PLATEAU = 0.9
+# A trial has left the unigram plateau at its first measurement at most
+# OFF_PLATEAU times the unigram perplexity of the validation slice.
 CELL_COLOURS = {"onlstm": "#4c72b0", "lstm": "#dd8452"}
 
 
@@ -360,21 +361,6 @@ def write_outputs(args, trials, rows):
                 title=f"{args.preset} preset, {args.corpus or args.language}",
                 unigram=args.unigram)
     return summary
-
-
-def unigram_perplexity(train_ids, valid_ids, vocab_size):
-    """The perplexity of the validation slice under the training stream's
-    word frequencies (add-one smoothed, `<pad>` left out): the plateau a
-    language model sits on while it predicts no more than how common each
-    word is."""
-    import numpy as np
-
-    counts = np.bincount(train_ids, minlength=vocab_size).astype("float64")
-    counts += 1.0
-    counts[0] = 0.0  # <pad> is never a target
-    with np.errstate(divide="ignore"):  # log 0 for <pad>, never read
-        logp = np.log(counts / counts.sum())
-    return float(np.exp(-logp[np.asarray(valid_ids[1:])].mean()))
 
 
 # -- the results ----------------------------------------------------------

@@ -225,7 +225,11 @@ def test_score_run_records_the_best_models_results(tmp_path):
     test_ids = vocab.encode_sentences(TEST)
     # a, bird unknown; sat; <eos>; the, cat; <eos>
     assert test_ids == [1, 1, 5, 2, 3, 4, 2]
-    info = training.score_run(str(tmp_path), valid_ids, test_ids, 12.345)
+    train_ids = vocab.encode_sentences(TRAIN)
+    # the cat sat; the dog(unk) sat; a(unk) cat ran(unk), each with <eos>
+    assert train_ids == [3, 4, 5, 2, 3, 1, 5, 2, 1, 4, 1, 2]
+    info = training.score_run(str(tmp_path), train_ids, valid_ids, test_ids,
+                              12.345)
 
     # Embedding 6x4; each ON-LSTM layer: 4 gates of 8 units and 2 master
     # gates of 8/4 = 2 levels, so 36 columns of kernel, recurrent kernel
@@ -236,12 +240,19 @@ def test_score_run_records_the_best_models_results(tmp_path):
     results = info["results"]
     assert list(results) == ["valid_perplexity", "test_perplexity",
                              "train_seconds_this_call", "parameters",
-                             "unknown_rate_test"]
+                             "unknown_rate_test", "unigram_valid_perplexity",
+                             "on_unigram_plateau"]
     assert results["valid_perplexity"] == pytest.approx(6.0, rel=1e-5)
     assert results["test_perplexity"] == pytest.approx(6.0, rel=1e-5)
     assert results["train_seconds_this_call"] == 12.3
     assert results["parameters"] == parameters == 1158
     assert results["unknown_rate_test"] == 2 / 7
+    # Add-one counts: <unk> 4, <eos> 4, the 3, cat 3, sat 3 (of 17); the
+    # validation stream after its first word, cat sat <eos> the <unk>
+    # <eos>, has three words of each kind: perplexity 17 / sqrt(3 * 4).
+    assert results["unigram_valid_perplexity"] == pytest.approx(17 / 12 ** 0.5)
+    # The uniform model (6) is above 0.9 times that: on the plateau.
+    assert results["on_unigram_plateau"] is True
     assert read_json(tmp_path / "run.json") == info
     assert same_config(info["model"], MODEL_JSON, ModelConfig)  # kept
 

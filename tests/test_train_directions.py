@@ -54,7 +54,7 @@ def test_the_training_streams_are_the_sentences_in_reading_order(
         seen.update(train=list(train_ids), valid=list(valid_ids),
                     model_direction=model.direction)
 
-    def fake_score(output_dir, valid_ids, test_ids, seconds):
+    def fake_score(output_dir, train_ids, valid_ids, test_ids, seconds):
         seen["test"] = list(test_ids)
         return {}
 

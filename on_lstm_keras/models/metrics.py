@@ -1,9 +1,49 @@
-"""Perplexity as a Keras metric."""
+"""Perplexity as a Keras metric, and the unigram plateau: the perplexity
+of predicting each word by its frequency, where a language model that has
+not learned to use its context stays."""
 
 import keras
+import numpy as np
 from keras import ops
 
-__all__ = ["Perplexity"]
+__all__ = ["OFF_PLATEAU", "Perplexity", "on_unigram_plateau",
+           "unigram_perplexity"]
+
+OFF_PLATEAU = 0.9
+"""A language model has left the unigram plateau once its validation
+perplexity is at most this many times the unigram model's."""
+
+
+def unigram_perplexity(train_ids, valid_ids, vocab_size):
+    """The perplexity of a token stream under the training stream's word
+    frequencies (add-one smoothed, id 0, `<pad>`, left out): the plateau a
+    language model sits on while it predicts no more than how common each
+    word is.
+
+    Args:
+        train_ids: The training token ids (the frequencies).
+        valid_ids: The token ids scored; the first is not predicted, as in
+            a language model's stream.
+        vocab_size: The vocabulary size.
+
+    Example:
+
+    >>> round(unigram_perplexity([3, 3, 4], [3, 4], 5), 4)  # 1 / (2 / 7)
+    3.5
+    """
+    counts = np.bincount(np.asarray(train_ids, dtype="int64"),
+                         minlength=vocab_size).astype("float64")
+    counts += 1.0
+    counts[0] = 0.0  # <pad> is never a target
+    with np.errstate(divide="ignore"):  # log 0 for <pad>, never read
+        logp = np.log(counts / counts.sum())
+    return float(np.exp(-logp[np.asarray(valid_ids[1:])].mean()))
+
+
+def on_unigram_plateau(perplexity, unigram):
+    """Whether a validation `perplexity` is still on the plateau of the
+    `unigram` model's (above `OFF_PLATEAU` times it)."""
+    return bool(perplexity > OFF_PLATEAU * unigram)
 
 
 @keras.saving.register_keras_serializable(package="on_lstm_keras")

@@ -306,8 +306,11 @@ def run_figures(run_dir, readings=None):
     Returns:
         A dict: `models`, for each trained model of the run (`onlstm`,
         `onlstm backward`, `lstm`), its direction, `valid_perplexity`,
-        `test_perplexity`, `parameters`, `unknown_rate_test` and the
-        validation perplexity after each epoch (`epochs`); the run's
+        `test_perplexity`, `parameters`, `unknown_rate_test`,
+        `unigram_valid_perplexity` and `on_unigram_plateau` (whether it is
+        still on the unigram plateau, `models.metrics.on_unigram_plateau`)
+        and the validation perplexity after each epoch
+        (`epochs`); the run's
         `default_reading` where one is recorded; and `readings`.
     """
     info = read_run_info(run_dir)
@@ -321,7 +324,9 @@ def run_figures(run_dir, readings=None):
         models[place.name] = {
             "direction": place.direction,
             **{k: results[k] for k in ("valid_perplexity", "test_perplexity",
-                                       "parameters", "unknown_rate_test")
+                                       "parameters", "unknown_rate_test",
+                                       "unigram_valid_perplexity",
+                                       "on_unigram_plateau")
                if k in results},
             "epochs": _epoch_perplexities(place.directory),
         }

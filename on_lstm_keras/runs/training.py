@@ -26,6 +26,8 @@ from on_lstm_keras.models.saving import load_run
 from on_lstm_keras.models.saving import read_run_info
 from on_lstm_keras.models.saving import update_run_info
 from on_lstm_keras.models.checkpoints import checkpoint_epoch
+from on_lstm_keras.models.metrics import on_unigram_plateau
+from on_lstm_keras.models.metrics import unigram_perplexity
 from on_lstm_keras.models.training import compile_language_model
 from on_lstm_keras.models.training import evaluate_perplexity
 from on_lstm_keras.models.training import make_optimizer
@@ -118,12 +120,13 @@ def finished_run(output_dir, epochs):
     return None
 
 
-def score_run(output_dir, valid_ids, test_ids, train_seconds):
+def score_run(output_dir, train_ids, valid_ids, test_ids, train_seconds):
     """Scores the best model of the run in `output_dir` (`model.keras`)
     and records the results in its `run.json`.
 
     Args:
         output_dir: The run directory, trained by `train_language_model`.
+        train_ids: The training token stream (for the unigram model).
         valid_ids: The validation token stream.
         test_ids: The test token stream.
         train_seconds: How long this call's training took (seconds).
@@ -131,8 +134,11 @@ def score_run(output_dir, valid_ids, test_ids, train_seconds):
     Returns:
         `run.json` as a dict, with `results`: `valid_perplexity`,
         `test_perplexity` (with the run's `eval_batch_size` and `bptt`),
-        `train_seconds_this_call`, `parameters` (trainable) and
-        `unknown_rate_test` (the share of `<unk>` in `test_ids`).
+        `train_seconds_this_call`, `parameters` (trainable),
+        `unknown_rate_test` (the share of `<unk>` in `test_ids`),
+        `unigram_valid_perplexity` (`models.metrics.unigram_perplexity`)
+        and `on_unigram_plateau`: whether the model has not learned more
+        than word frequencies (`on_unigram_plateau`), a stalled run.
     """
     best, vocab, _, _ = load_run(output_dir)
     _, training = recorded_configs(output_dir)
@@ -147,7 +153,11 @@ def score_run(output_dir, valid_ids, test_ids, train_seconds):
         "train_seconds_this_call": round(train_seconds, 1),
         "parameters": int(sum(np.prod(w.shape) for w in best.trainable_weights)),
         "unknown_rate_test": float(np.mean(np.asarray(test_ids) == vocab.unk_id)),
+        "unigram_valid_perplexity": unigram_perplexity(
+            train_ids, valid_ids, len(vocab)),
     }
+    results["on_unigram_plateau"] = on_unigram_plateau(
+        results["valid_perplexity"], results["unigram_valid_perplexity"])
     return update_run_info(output_dir, results=results)
 
 
@@ -206,7 +216,7 @@ def train_run(run, corpus, *, data_parallel=False, callbacks=(), verbose=1,
             resume=run.resume, seed=training_config.seed, verbose=verbose,
             callbacks=callbacks,
         )
-    return score_run(run.directory, valid_ids, test_ids,
+    return score_run(run.directory, train_ids, valid_ids, test_ids,
                      time.time() - started)
 
 
@@ -375,5 +385,12 @@ def perplexity_summary(run_info):
     r = run_info.get("results", {})
     if not r:
         return "no results yet"
-    return (f"validation perplexity {r['valid_perplexity']:.2f}, "
+    line = (f"validation perplexity {r['valid_perplexity']:.2f}, "
             f"test perplexity {r['test_perplexity']:.2f}")
+    if r.get("on_unigram_plateau"):
+        line += (
+            "; WARNING: still on the unigram plateau (a model of word "
+            f"frequencies alone scores {r['unigram_valid_perplexity']:.2f}): "
+            "it has learned next to nothing from the context; train longer, "
+            "or with a warm-up (--warmup-steps, --lstm-warmup-steps)")
+    return line
