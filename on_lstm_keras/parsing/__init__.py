@@ -6,7 +6,8 @@ against gold trees with unlabelled span F1, make baseline trees, and load
 gold trees from the Penn and Sinica treebanks. `reachable_trees` gives the
 exact set of trees a tree rule can build, and `mirror_tree` and
 `mirror_sentence` read trees and sentences right to left (the controls of
-Dyer, Melis and Blunsom 2019). `split_scores` combines the
+Dyer, Melis and Blunsom 2019). `paired_bootstrap` gives the interval of
+two parsers' difference on the same sentences. `split_scores` combines the
 distances of a forward and a backward model (and of several layers) into
 one score per word; `model_parser` reads the distances off a language
 model. A `Parse` holds one parsed sentence.
@@ -20,6 +21,8 @@ from on_lstm_keras.parsing.baselines import baseline_tree
 from on_lstm_keras.parsing.baselines import left_branching
 from on_lstm_keras.parsing.baselines import random_tree
 from on_lstm_keras.parsing.baselines import right_branching
+from on_lstm_keras.parsing.bootstrap import PairedDifference
+from on_lstm_keras.parsing.bootstrap import paired_bootstrap
 from on_lstm_keras.parsing.metrics import PRF
 from on_lstm_keras.parsing.metrics import corpus_prf
 from on_lstm_keras.parsing.metrics import evaluate
@@ -55,6 +58,7 @@ __all__ = [
     "BASELINES",
     "PRF",
     "PTB_WORD_TAGS",
+    "PairedDifference",
     "Parse",
     "READINGS",
     "TREE_RULES",
@@ -76,6 +80,7 @@ __all__ = [
     "load_sinica",
     "mirror_sentence",
     "mirror_tree",
+    "paired_bootstrap",
     "ptb_word_preprocess",
     "random_tree",
     "reach_counts",
