@@ -642,3 +642,99 @@ def test_evaluate_mirrored_end_to_end(tmp_path, fake_nltk_data, capsys):
     assert cli.main([*base, "--reading", "backward", "--backward-model",
                      str(main / "backward")]) != 0
     assert "mirrored language's forward model" in capsys.readouterr().err
+
+
+# -- the controls side by side --------------------------------------------
+
+def test_compare_controls_against_each_control_scored_on_its_own(
+        tmp_path, fake_nltk_data, capsys):
+    """Every row is what `evaluate_treebank` gives for its chosen reading
+    (the untrained row: of a copy drawn on its own with the run's seed);
+    each reading is the dev half's best of its rule; every difference is
+    the difference of the two rows' F1, inside its interval; the CLI
+    prints and records the same."""
+    import json
+
+    from on_lstm_keras import cli
+    from on_lstm_keras import runs
+
+    main, *_ = write_both(tmp_path)
+    write_run(main / "lstm", recurrent="lstm", seed=3)
+    result = runs.compare_controls(str(main), "sinica",
+                                   nltk_data=fake_nltk_data, resamples=500)
+    untrained = tmp_path / "untrained"
+    runs.untrained_copy(str(main), str(untrained))
+    paths = {"onlstm": str(main), "lstm": str(main / "lstm"),
+             "untrained": str(untrained)}
+    rows = {(r["system"], r["tree_rule"]): r for r in result["rows"]}
+    assert set(rows) == {*((s, t) for s in ("onlstm", "lstm", "untrained")
+                           for t in ("official", "plain")),
+                         *((b, None) for b in ("left", "right", "balanced",
+                                               "random"))}
+    for (system, rule), row in rows.items():
+        for column, cell in row["cells"].items():
+            half, mirrored = column.split()[0], column.endswith("mirrored")
+            if rule is None:
+                want = runs.evaluate_treebank(
+                    "sinica", baseline=system, nltk_data=fake_nltk_data,
+                    half=half, mirrored=mirrored)
+            else:
+                reading = row["reading"]
+                want = runs.evaluate_treebank(
+                    "sinica", paths[system], nltk_data=fake_nltk_data,
+                    half=half, layer=row["layer"], tree_rule=rule,
+                    reading=runs.mirror_reading(reading) if mirrored
+                    else reading, mirrored=mirrored)
+            if system == "random":
+                continue  # its draws follow the sentences of both halves
+            assert cell["sentence_f1"] == pytest.approx(want["sentence_f1"])
+            assert cell["corpus_f1"] == pytest.approx(want["corpus_f1"])
+    for system in ("onlstm", "lstm", "untrained"):
+        table = runs.evaluate_readings(paths[system], "sinica",
+                                       nltk_data=fake_nltk_data)
+        for rule in ("official", "plain"):
+            best = max(c["sentence_f1"] for c in table["cells"]
+                       if c["half"] == "dev" and c["tree_rule"] == rule)
+            assert rows[system, rule]["cells"]["dev"]["sentence_f1"] == best
+    assert rows["lstm", "plain"]["reading"] == "forward"
+    assert len(result["differences"]) == 2 * 4 * 3
+    for d in result["differences"]:
+        mine = rows["onlstm", d["tree_rule"]]["cells"][d["column"]]
+        other = rows[d["minus"], None if d["best_baseline"]
+                     else d["tree_rule"]]["cells"][d["column"]]
+        assert d["difference"] == pytest.approx(
+            mine["sentence_f1"] - other["sentence_f1"])
+        assert d["low"] <= d["difference"] <= d["high"]
+    recorded = {"valid": None, "test": 12.5}  # what write_run records
+    assert result["perplexity"] == {"onlstm": recorded, "lstm": recorded,
+                                    "untrained": None}
+    assert result["untrained_seed"] == 7
+    record = tmp_path / "controls.json"
+    assert cli.main(["controls", "--model", str(main), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data), "--resamples", "500",
+                     "--json", "--record", str(record), "--quiet"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(json.dumps(result))
+    assert runs.read_record(str(record))["figures"] == printed
+    assert cli.main(["controls", "--model", str(main), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data), "--resamples", "500",
+                     "--quiet"]) == 0
+    text = capsys.readouterr().out
+    row = rows["onlstm", "plain"]
+    assert (f"onlstm plain ({row['reading']}, layer {row['layer']})"
+            in text)
+    assert f"{row['cells']['test mirrored']['sentence_f1']:.1f}" in text
+
+
+def test_sentence_scores_average_to_the_sentence_f1(tmp_path, fake_nltk_data):
+    from on_lstm_keras import runs
+
+    main, *_ = write_both(tmp_path)
+    table = runs.evaluate_readings(str(main), "sinica", layers=[1],
+                                   nltk_data=fake_nltk_data,
+                                   sentence_scores=True)
+    for cell in table["cells"] + table["baselines"]:
+        sentences = table["halves"][cell["half"]]["sentences"]
+        assert len(cell["sentence_scores"]) == sentences
+        assert np.mean(cell["sentence_scores"]) == pytest.approx(
+            cell["sentence_f1"])

@@ -3,12 +3,15 @@
     on-lstm train --language zh [--corpus PATH] --output DIR [--with-lstm]
     on-lstm parse --model DIR [--layer K] [--format json|brackets|ascii] [SENTENCE ...]
     on-lstm evaluate (--model DIR | --baseline right) --treebank ptb [--max-length 10] [--json]
+    on-lstm controls --model DIR --treebank sinica [--record FILE]
 """
 
 import argparse
 import sys
 
 from on_lstm_keras import __version__
+from on_lstm_keras.cli.controls import add_controls_arguments
+from on_lstm_keras.cli.controls import run_controls
 from on_lstm_keras.cli.evaluate import add_evaluate_arguments
 from on_lstm_keras.cli.evaluate import run_evaluate
 from on_lstm_keras.cli.parse import add_parse_arguments
@@ -33,6 +36,9 @@ def build_parser():
         "parse", help="print unsupervised trees of sentences"))
     add_evaluate_arguments(commands.add_parser(
         "evaluate", help="unlabeled F1 against a treebank"))
+    add_controls_arguments(commands.add_parser(
+        "controls", help="a run's trees beside its LSTM, untrained and "
+        "trivial controls, on a treebank and its mirror"))
     return parser
 
 
@@ -50,6 +56,9 @@ def main(argv=None):
             run_train(args)
         elif args.command == "parse":
             run_parse(args)
+        elif args.command == "controls":
+            run_controls(args, ["on-lstm", *(sys.argv[1:] if argv is None
+                                             else argv)])
         else:
             run_evaluate(args, ["on-lstm", *(sys.argv[1:] if argv is None
                                              else argv)])

@@ -25,7 +25,10 @@ training.
 
 Controls: `untrained_copy` writes a run's architecture untrained, as a run
 that every function here reads (the trees an untrained network gives);
-an LSTM run (`RUN/lstm`) gives the parser its forget gates.
+an LSTM run (`RUN/lstm`) gives the parser its forget gates;
+`compare_controls` scores a run beside its LSTM, its untrained copy and
+the trivial trees, on a treebank and its mirror, with paired bootstrap
+intervals of the differences.
 
 Records: `result_record` gives a run's figures with the command, commit,
 machine and library versions they came from (`machine` and `cpu_info` say
@@ -34,6 +37,7 @@ figures); `write_record` and `read_record` store and load one (the
 documentation's tables are built from such records).
 """
 
+from on_lstm_keras.runs.comparison import compare_controls
 from on_lstm_keras.runs.controls import untrained_copy
 from on_lstm_keras.runs.controls import untrained_model
 from on_lstm_keras.runs.defaults import DEFAULT_READING
@@ -89,6 +93,7 @@ __all__ = [
     "backward_of",
     "best_reading",
     "choose_reading",
+    "compare_controls",
     "configs_from_args",
     "cpu_info",
     "draw_f1_curve",

@@ -10,6 +10,7 @@ import numpy as np
 from on_lstm_keras.parsing.baselines import BASELINES
 from on_lstm_keras.parsing.baselines import baseline_tree
 from on_lstm_keras.parsing.metrics import evaluate
+from on_lstm_keras.parsing.metrics import sentence_prf
 from on_lstm_keras.parsing.model_parser import model_direction
 from on_lstm_keras.parsing.model_parser import reading_models
 from on_lstm_keras.parsing.model_parser import sentence_distances
@@ -53,6 +54,14 @@ def f1_of(trees, gold):
     metrics = evaluate(zip(trees, (g.tree for g in gold)))
     return {"sentence_f1": metrics["sentence_f1"],
             "corpus_f1": metrics["corpus_f1"]}
+
+
+def sentence_f1s(trees, gold):
+    """Each sentence's span F1 (percent) of `trees` against the gold
+    sentences, in order: the items whose mean is `sentence_f1`, for a
+    paired bootstrap (`parsing.paired_bootstrap`)."""
+    return [100.0 * sentence_prf(tree, g.tree).f1
+            for tree, g in zip(trees, gold)]
 
 
 def _check_sources(treebank, model, baseline, fileids, backward_model):
@@ -301,8 +310,10 @@ def _readings_arg(readings, backward, run, mirrored):
     return readings
 
 
-def _reading_cells(half, gold, boundaries, readings, layers, rules):
-    """One cell per reading × layer × tree rule of one half."""
+def _reading_cells(half, gold, boundaries, readings, layers, rules,
+                   sentence_scores):
+    """One cell per reading × layer × tree rule of one half (with each
+    sentence's F1 under `sentence_scores` where asked)."""
     cells = []
     for reading in readings:
         for layer in layers:
@@ -315,16 +326,23 @@ def _reading_cells(half, gold, boundaries, readings, layers, rules):
                          for g, s in zip(gold, scores)]
                 cells.append({"reading": reading, "layer": layer,
                               "tree_rule": rule, "half": half,
-                              **f1_of(trees, gold)})
+                              **_scored(trees, gold, sentence_scores)})
     return cells
 
 
-def _baseline_cells(half, gold, seed):
+def _scored(trees, gold, sentence_scores):
+    """`f1_of`, with `sentence_scores` (`sentence_f1s`) where asked."""
+    if not sentence_scores:
+        return f1_of(trees, gold)
+    return {**f1_of(trees, gold), "sentence_scores": sentence_f1s(trees, gold)}
+
+
+def _baseline_cells(half, gold, seed, sentence_scores):
     """One cell per baseline of one half (the random one from `seed`)."""
     rng = np.random.default_rng(seed)
     return [{"baseline": baseline, "half": half,
-             **f1_of([baseline_tree(baseline, g.words, rng=rng)
-                      for g in gold], gold)}
+             **_scored([baseline_tree(baseline, g.words, rng=rng)
+                        for g in gold], gold, sentence_scores)}
             for baseline in BASELINES]
 
 
@@ -332,7 +350,7 @@ def evaluate_readings(model, treebank="sinica", *, backward_model=None,
                       halves=("dev", "test"), readings=None, layers=None,
                       tree_rules=TREE_RULES, nltk_data=None, max_length=None,
                       to_simplified=None, seed=0, mirrored=False,
-                      progress=False):
+                      sentence_scores=False, progress=False):
     """Sentence and corpus F1 of every reading × layer × tree rule on each
     half of a treebank, beside the four baselines.
 
@@ -361,6 +379,9 @@ def evaluate_readings(model, treebank="sinica", *, backward_model=None,
             the models' roles swapped (see `evaluate_treebank`): the
             reading `"forward"` reads the run's backward model, `"backward"`
             its forward model.
+        sentence_scores: Also give each cell's and baseline's F1 of every
+            sentence, in the treebank's order (`sentence_scores`, percent;
+            their mean is `sentence_f1`), for a paired bootstrap.
 
     Returns:
         A dict: `treebank`; `halves`, for each half (`"all"` for `None`)
@@ -398,8 +419,8 @@ def evaluate_readings(model, treebank="sinica", *, backward_model=None,
     for h in halves:
         name = "all" if h is None else h
         cells += _reading_cells(name, golds[h], per_half[h], readings,
-                                layers, rules)
-        baselines += _baseline_cells(name, golds[h], seed)
+                                layers, rules, sentence_scores)
+        baselines += _baseline_cells(name, golds[h], seed, sentence_scores)
     unknown = sum(w not in run.vocab for s in words for w in s)
     return {
         "treebank": treebank, "seed": seed,
