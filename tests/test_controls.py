@@ -708,7 +708,7 @@ def test_compare_controls_against_each_control_scored_on_its_own(
     recorded = {"valid": None, "test": 12.5}  # what write_run records
     assert result["perplexity"] == {"onlstm": recorded, "lstm": recorded,
                                     "untrained": None}
-    assert result["untrained_seed"] == 7
+    assert result["untrained_seed"] == result["run_seed"] == 7
     record = tmp_path / "controls.json"
     assert cli.main(["controls", "--model", str(main), "--treebank", "sinica",
                      "--nltk-data", str(fake_nltk_data), "--resamples", "500",
@@ -716,6 +716,7 @@ def test_compare_controls_against_each_control_scored_on_its_own(
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(json.dumps(result))
     assert runs.read_record(str(record))["figures"] == printed
+    assert runs.read_record(str(record))["seed"] == 7  # the run's
     assert cli.main(["controls", "--model", str(main), "--treebank", "sinica",
                      "--nltk-data", str(fake_nltk_data), "--resamples", "500",
                      "--quiet"]) == 0

@@ -218,3 +218,61 @@ def test_the_command_shown_leaves_out_where_the_record_went(make_docs):
     assert make_docs.shown_command(record) == "python benchmarks/bench_layer.py --jit both"
     record["command"] = "on-lstm evaluate --record=a.json --baseline right"
     assert make_docs.shown_command(record) == "on-lstm evaluate --baseline right"
+
+
+def _controls_record(seed, official_dev, plain_dev, lstm_interval):
+    def cells(dev):
+        return {"dev": {"sentence_f1": dev, "corpus_f1": 0.0},
+                "test": {"sentence_f1": dev + 1, "corpus_f1": 0.0},
+                "dev mirrored": {"sentence_f1": dev - 3, "corpus_f1": 0.0},
+                "test mirrored": {"sentence_f1": dev - 2, "corpus_f1": 0.0}}
+
+    rows = [{"system": "onlstm", "tree_rule": rule, "reading": "both",
+             "layer": 3, "cells": cells(dev)}
+            for rule, dev in (("official", official_dev), ("plain", plain_dev))]
+    rows += [{"system": "lstm", "tree_rule": "plain", "reading": "forward",
+              "layer": 1, "cells": cells(20.0)},
+             {"system": "right", "tree_rule": None, "reading": None,
+              "layer": None, "cells": cells(18.0)}]
+    low, high = lstm_interval
+    differences = [
+        {"tree_rule": rule, "column": column, "minus": minus,
+         "best_baseline": minus == "right", "difference": (low + high) / 2,
+         "low": low, "high": high, "confidence": 0.95, "resamples": 100}
+        for rule in ("official", "plain") for column in ("dev", "test")
+        for minus in ("lstm", "right")]
+    return {"format": "on_lstm_keras.result/1", "name": "controls",
+            "command": "on-lstm controls --model runs/x --treebank sinica",
+            "commit": "0" * 40, "dirty": False, "date": "2026-01-01T00:00:00Z",
+            "machine": {"cpu": "Some CPU", "cpu_id": "cpu family 6, model 1, stepping 1",
+                        "logical_cores": 2, "usable_cores": 2},
+            "versions": {"keras": "3.15.1"}, "backend": "tensorflow",
+            "seed": seed, "seconds": 10.0,
+            "path": f"docs/results/controls/sinica-seed{seed}.json",
+            "figures": {"treebank": "sinica", "max_length": None,
+                        "run_seed": seed, "rows": rows,
+                        "differences": differences,
+                        "perplexity": {"onlstm": {"valid": 100.0, "test": 101.0},
+                                       "lstm": {"valid": 110.0, "test": 111.0},
+                                       "untrained": None}}}
+
+
+def test_the_controls_table_and_its_claim(make_docs):
+    # Seed 0: the plain rule wins the dev half (30 > 25); its LSTM interval
+    # is above zero. Seed 1: the official rule wins; its interval holds 0.
+    records = [_controls_record(1, 31.0, 24.0, (-1.0, 2.0)),
+               _controls_record(0, 25.0, 30.0, (0.5, 4.0))]
+    assert make_docs.default_row(records[1]["figures"])["tree_rule"] == "plain"
+    claim = make_docs.claim_sentence(records)
+    assert claim.startswith("ON-LSTM's chosen trees at seeds 0, 1")
+    assert ("against the LSTM's forget-gate trees, dev half: above in 1, "
+            "level in 1, below in 0") in claim
+    lines = make_docs.controls_section(records)
+    table = [line for line in lines if line.startswith("| 0 | ON-LSTM |")]
+    # plain row of seed 0: dev 30, test 31; mirrored 27 and 28, each 3
+    # below its half
+    assert ("| 0 | ON-LSTM | plain (both, layer 3) | 100.0 / 101.0 | 30.0 | "
+            "31.0 | 27.0 (-3.0) | 28.0 (-3.0) |") in table
+    assert "| 1 | official | dev | +0.5 [-1.0, +2.0] |  | +0.5 [-1.0, +2.0] (right) |" in lines
+    block = make_docs.readme_block({"controls": records})
+    assert "Controls on Sinica ([results](docs/results.md)): " + claim in block

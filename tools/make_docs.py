@@ -308,6 +308,146 @@ def perplexity_picture(records, path):
     return svg_picture(draw, path)
 
 
+# ----------------------------------------------------------- controls
+
+CONTROL_COLUMNS = ("dev", "test", "dev mirrored", "test mirrored")
+CONTROL_NAMES = {"onlstm": "ON-LSTM", "lstm": "LSTM (forget gates)",
+                 "untrained": "ON-LSTM untrained"}
+TREEBANK_NAMES = {"sinica": "Sinica", "ptb": "PTB"}
+
+
+def controls_scope(figures):
+    """The treebank and length limit of a controls record, as words."""
+    where = TREEBANK_NAMES.get(figures["treebank"], figures["treebank"])
+    if figures.get("max_length"):
+        where += f", sentences of at most {figures['max_length']} words"
+    return where
+
+
+def default_row(figures):
+    """The ON-LSTM row whose tree rule scores higher on the dev half (the
+    rule `choose_reading` would pick)."""
+    mine = [r for r in figures["rows"] if r["system"] == "onlstm"]
+    return max(mine, key=lambda r: r["cells"]["dev"]["sentence_f1"])
+
+
+def interval(d):
+    return f"{d['difference']:+.1f} [{d['low']:+.1f}, {d['high']:+.1f}]"
+
+
+def verdict(d):
+    """Above, below, or not told apart by the interval."""
+    if d["low"] > 0:
+        return "above"
+    if d["high"] < 0:
+        return "below"
+    return "level"
+
+
+def control_claims(records):
+    """For each control, what the default rule's intervals say on each
+    unmirrored half: `{(minus, half): [verdict of each record]}`."""
+    claims = {}
+    for r in records:
+        rule = default_row(r["figures"])["tree_rule"]
+        for d in r["figures"]["differences"]:
+            if d["tree_rule"] == rule and d["column"] in ("dev", "test"):
+                minus = "best trivial tree" if d["best_baseline"] else d["minus"]
+                claims.setdefault((minus, d["column"]), []).append(verdict(d))
+    return claims
+
+
+def claim_sentence(records):
+    """The claim a treebank's controls support, in words, from the
+    intervals alone."""
+    claims = control_claims(records)
+    seeds = sorted({r["seed"] for r in records})
+    parts = []
+    for minus in ("best trivial tree", "lstm", "untrained"):
+        name = {"lstm": "the LSTM's forget-gate trees",
+                "untrained": "the untrained ON-LSTM's",
+                "best trivial tree": "the best trivial tree"}[minus]
+        said = []
+        for half in ("dev", "test"):
+            verdicts = claims.get((minus, half), [])
+            if not verdicts:
+                continue
+            counts = {v: verdicts.count(v) for v in ("above", "level", "below")}
+            said.append(f"{half} half: above in {counts['above']}, level in "
+                        f"{counts['level']}, below in {counts['below']}")
+        if said:
+            parts.append(f"against {name}, " + "; ".join(said))
+    return (f"ON-LSTM's chosen trees at seed{'s' if len(seeds) > 1 else ''} "
+            + ", ".join(map(str, seeds)) + " (95% paired bootstrap interval "
+            "above zero, containing it, or below it): " + "; ".join(parts)
+            + ".")
+
+
+def controls_section(records):
+    out = ["## Are the trees the model's? Controls (`on-lstm controls`)", "",
+           "Each run's trees beside three controls read through the same "
+           "parser: the same-size LSTM trained beside it (`RUN/lstm`, its "
+           "forget gates' `1 − mean(f_t)` as the distance), the same "
+           "ON-LSTM untrained (weights drawn with the run's seed), and the "
+           "trivial trees. Each model's reading and layer are chosen per "
+           "tree rule on the dev half. Mirrored: each sentence reversed "
+           "and its gold tree mirrored, read by the same models (an "
+           "unbiased parser scores the same); the change from the "
+           "unmirrored half is in brackets. Intervals: 95% paired "
+           "bootstrap over sentences of ON-LSTM's sentence F1 minus the "
+           "control's.", ""]
+    by_scope = {}
+    for r in records:
+        by_scope.setdefault(controls_scope(r["figures"]), []).append(r)
+    for scope, mine in sorted(by_scope.items()):
+        mine = sorted(mine, key=lambda r: (r["seed"], r["path"]))
+        out += [f"### {scope}", ""] + provenance(mine) + [""]
+        out += ["**Claim:** " + claim_sentence(mine), ""]
+        out += ["| seed | trees | rule (reading, layer) | valid / test ppl | "
+                + " | ".join(CONTROL_COLUMNS) + " |",
+                "|---|---|---|---:|" + "---:|" * len(CONTROL_COLUMNS)]
+        for r in mine:
+            f = r["figures"]
+            for row in f["rows"]:
+                ppl = (f.get("perplexity") or {}).get(row["system"])
+                rule = ("" if row["tree_rule"] is None else
+                        f"{row['tree_rule']} ({row['reading']}, layer "
+                        f"{row['layer']})")
+                cells = []
+                for column in CONTROL_COLUMNS:
+                    value = row["cells"][column]["sentence_f1"]
+                    cell = fmt(value)
+                    if column.endswith("mirrored"):
+                        plain = row["cells"][column.split()[0]]["sentence_f1"]
+                        cell += f" ({value - plain:+.1f})"
+                    cells.append(cell)
+                out.append(
+                    f"| {r['seed']} | {CONTROL_NAMES.get(row['system'], row['system'])} "
+                    f"| {rule} | "
+                    + (f"{fmt(ppl['valid'])} / {fmt(ppl['test'])}" if ppl
+                       else "") + " | " + " | ".join(cells) + " |")
+        out += ["", "ON-LSTM minus each control, sentence F1 with its 95% "
+                "interval:", "",
+                "| seed | rule | half | − LSTM | − untrained | − best "
+                "trivial tree |", "|---|---|---|---:|---:|---:|"]
+        for r in mine:
+            found = {}
+            for d in r["figures"]["differences"]:
+                minus = "best" if d["best_baseline"] else d["minus"]
+                found[d["tree_rule"], d["column"], minus] = d
+            for rule in dict.fromkeys(k[0] for k in found):
+                for column in CONTROL_COLUMNS:
+                    cells = []
+                    for minus in ("lstm", "untrained", "best"):
+                        d = found.get((rule, column, minus))
+                        cells.append("" if d is None else interval(d) + (
+                            f" ({d['minus']})" if minus == "best" else ""))
+                    out.append(f"| {r['seed']} | {rule} | {column} | "
+                               + " | ".join(cells) + " |")
+        out.append("")
+    return out
+
+
 # ------------------------------------------------------- other records
 
 def evaluate_section(records):
@@ -438,11 +578,13 @@ def results_page(by_name):
         out += lm_section(by_name["lm_chinese"])
     if "logical_inference" in by_name:
         out += logic_section(by_name["logical_inference"])
+    if "controls" in by_name:
+        out += controls_section(by_name["controls"])
     if "evaluate" in by_name:
         out += evaluate_section(by_name["evaluate"])
     for name in sorted(by_name):
         if name not in ("lm_chinese", "logical_inference", "evaluate",
-                        "bench_layer"):
+                        "bench_layer", "controls"):
             out += generic_section(name, by_name[name])
     return "\n".join(out).rstrip() + "\n"
 
@@ -531,6 +673,12 @@ def readme_block(by_name):
                     f"| Sinica {half} half, sentence F1: chosen reading / "
                     f"best trivial tree ({', '.join(names)}) | "
                     f"{fmt_spread(f1)} / {fmt_spread(base)} |")
+    scopes = {}
+    for r in by_name.get("controls", []):
+        scopes.setdefault(controls_scope(r["figures"]), []).append(r)
+    for scope, mine in sorted(scopes.items()):
+        lines += ["", f"Controls on {scope} "
+                  "([results](docs/results.md)): " + claim_sentence(mine)]
     bench = by_name.get("bench_layer", [])
     ratios = {}
     for r in bench:

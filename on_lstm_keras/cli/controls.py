@@ -68,7 +68,7 @@ def run_controls(args, argv=None):
     result = json_safe(result)
     if args.record:
         runs.write_record(args.record, runs.result_record(
-            "controls", result, seed=args.seed,
+            "controls", result, seed=result["run_seed"],
             seconds=time.time() - started, argv=argv))
     if args.json:
         print(json.dumps(result, ensure_ascii=False))

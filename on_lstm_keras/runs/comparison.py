@@ -128,7 +128,8 @@ def compare_controls(run_dir, treebank="sinica", *, max_length=None,
         progress: Progress bars while the models read.
 
     Returns:
-        A dict: `treebank`, `max_length`, `halves` (sentences scored in
+        A dict: `treebank`, `max_length`, `run_seed` (the run's training
+        seed), `halves` (sentences scored in
         each), `unknown_word_rate`, `untrained_seed`, `perplexity` (the trained
         models' `valid` and `test` perplexity; `None` untrained), `rows` (`system`, `tree_rule`,
         `reading`, `layer`, and `cells`, for `"dev"`, `"test"`, `"dev
@@ -167,7 +168,9 @@ def compare_controls(run_dir, treebank="sinica", *, max_length=None,
             perplexity[name] = {half: results.get(f"{half}_perplexity")
                                 for half in ("valid", "test")}
     plain = tables["onlstm"][False]
+    training = read_run_info(run_dir).get("training") or {}
     return {"treebank": treebank, "max_length": max_length,
+            "run_seed": training.get("seed"),
             "halves": plain["halves"],
             "unknown_word_rate": plain["unknown_word_rate"],
             "untrained_seed": drawn["untrained"]["seed"],
