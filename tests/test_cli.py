@@ -383,6 +383,10 @@ def test_examples_run_end_to_end(example_started):
         assert models[name]["valid_perplexity"] == results["valid_perplexity"]
         history = (output / place / "history.csv").read_text().splitlines()
         assert len(models[name]["epochs"]) == len(history) - 1
+        # Whether it is still on the unigram plateau, as its run says.
+        assert models[name]["on_unigram_plateau"] == results["on_unigram_plateau"]
+    lstm_training = json.loads((output / "lstm" / "run.json").read_text())["training"]
+    assert lstm_training["warmup_steps"] == lstm_training["lstm_warmup_steps"] == 500
     assert record["figures"]["default_reading"] == default
     assert {c["half"] for c in record["figures"]["readings"]["cells"]} == {"dev", "test"}
     # --f1-by-epoch: the ON-LSTMs' trees scored on the dev half (one

@@ -683,7 +683,9 @@ def test_a_resumed_run_starts_its_lstm_with_the_runs_configs(trained, tmp_path,
     [run] = calls
     assert run.directory == os.path.join(str(output), "lstm")
     assert run.model_config == dataclasses.replace(recorded[0], recurrent="lstm")
-    assert run.training_config == recorded[1]
+    # The run's training, with the LSTM's own warm-up.
+    assert run.training_config == dataclasses.replace(
+        recorded[1], warmup_steps=500)
 
 
 def test_one_checkpoint_check_on_the_named_files(tmp_path):
