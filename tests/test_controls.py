@@ -739,3 +739,23 @@ def test_sentence_scores_average_to_the_sentence_f1(tmp_path, fake_nltk_data):
         assert len(cell["sentence_scores"]) == sentences
         assert np.mean(cell["sentence_scores"]) == pytest.approx(
             cell["sentence_f1"])
+
+
+def test_the_untrained_network_is_where_training_started(tmp_path):
+    """With the run's seed, the untrained weights are those `train_run`
+    draws before its first step: a stateful model built for the training
+    batch (its carried states aside)."""
+    from on_lstm_keras import runs
+
+    main = tmp_path / "run"
+    write_run(main, seed=1)
+    model, seed = runs.untrained_model(str(main))
+    model_config, training_config = runs.recorded_configs(str(main))
+    assert seed == training_config.seed == 7
+    keras.utils.set_random_seed(seed)
+    started = ONLSTMLanguageModel.from_model_config(
+        model_config, len(SINICA_WORDS) + 3, stateful=True, seed=seed)
+    started.build_for(training_config.batch_size)
+    assert len(model.trainable_weights) == len(started.trainable_weights) == 8
+    for got, want in zip(model.trainable_weights, started.trainable_weights):
+        np.testing.assert_array_equal(np_(got), np_(want))
