@@ -54,6 +54,15 @@ step spends time that the other's does not. Kernel time summed over
 threads is not wall time: kernels off the step's critical path run on
 another core.
 
+Each timing row also gives the matmul bound of both layers' steps: their
+matmul FLOPs (`step_matmuls`: per time step the product of `[x_t,
+h_(t-1)]` by the weights, and for training its two gradients, the weights'
+one over all time steps at once) and the time those matmuls alone take at
+the rate this backend reaches at each of their shapes, timed in the same
+process (`matmul_rate`), beside the rate of a 2048-cube matmul. The step's
+share of its bound (bound / step time) says how much of the step is
+anything but matmul: 100% is a step that is all matmul at its shapes.
+
 Every run first prints the machine it runs on: CPU model, cores (and
 those this process may use), thread settings, and library versions, so
 that a figure can be traced to its machine. With `--record FILE` it also
@@ -96,6 +105,13 @@ CONFIGS = {
     # The paper's PTB layer: batch 20, BPTT 70, 400 in, 1150 units.
     "paper": (20, 70, 400, 1150, 10),
 }
+# The bound's reference: a square float32 matmul this large runs at about
+# the best rate the backend's matmul reaches on this machine.
+LARGE_MATMUL = 2048
+# Each matmul rate: the median of this many timings of a burst of calls
+# lasting at least MATMUL_BURST_SECONDS.
+MATMUL_TIMINGS = 7
+MATMUL_BURST_SECONDS = 0.02
 TORCH_PROCESSES = 3
 TARGET_OVER_KERAS = 0.9  # the target; 0.8 is the aim
 TARGET_OVER_TORCH = 1.3
@@ -485,6 +501,83 @@ def fused_recurrence_class(cls):
         recurrence.FusedRecurrence = original
 
 
+def step_matmuls(cfg, layer, mode):
+    """The matmuls of one step of `layer` (`"onlstm"` or `"keras_lstm"`)
+    at `cfg`, as `[(m, k, n, count)]`: `count` products of `(m, k)` by
+    `(k, n)`.
+
+    Each time step multiplies `[x_t, h_(t-1)]`, `(batch, input + units)`,
+    by the weights, `(input + units, gates)`: `gates` is `4 * units`, and
+    ON-LSTM adds `2 * units / chunk` master-gate columns. A training step
+    adds, per time step, the gradient of `[x_t, h_(t-1)]`, `(batch, gates)`
+    by `(gates, input + units)`, and once the weights' gradient over every
+    time step, `(input + units, batch * time)` by `(batch * time, gates)`:
+    the same FLOPs again twice, at the shapes that run them fastest.
+    """
+    batch, time_steps, features, units, chunk = cfg
+    gates = 4 * units + (2 * (units // chunk) if layer == "onlstm" else 0)
+    inner = features + units
+    products = [(batch, inner, gates, time_steps)]
+    if mode == "train":
+        products += [(batch, gates, inner, time_steps),
+                     (inner, batch * time_steps, gates, 1)]
+    return products
+
+
+def matmul_gflop(products):
+    """The FLOPs of `step_matmuls`' products, in GFLOP (2mkn each)."""
+    return sum(2 * m * k * n * count for m, k, n, count in products) / 1e9
+
+
+def matmul_rate(m, k, n):
+    """GFLOP/s of a float32 `(m, k)` by `(k, n)` matmul on this backend
+    (`keras.ops.matmul` on backend tensors, eagerly): the median of
+    `MATMUL_TIMINGS` timings of bursts of calls lasting at least
+    `MATMUL_BURST_SECONDS`, each burst ended by reading one result."""
+    import keras
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = keras.ops.convert_to_tensor(rng.normal(size=(m, k)).astype("float32"))
+    b = keras.ops.convert_to_tensor(rng.normal(size=(k, n)).astype("float32"))
+
+    def burst(calls):
+        start = time.perf_counter()
+        for _ in range(calls):
+            out = keras.ops.matmul(a, b)
+        keras.ops.convert_to_numpy(out)
+        return time.perf_counter() - start
+
+    burst(2)  # warm-up (JAX compiles the shape)
+    calls = 1
+    while burst(calls) < MATMUL_BURST_SECONDS:
+        calls *= 2
+    seconds = statistics.median(burst(calls) for _ in range(MATMUL_TIMINGS))
+    return 2 * m * k * n * calls / seconds / 1e9
+
+
+def matmul_bound(cfg, mode, rates=None):
+    """The matmul bound of each layer's step at `cfg`: `{layer:
+    (gflop, bound_seconds)}`, the bound being the time its matmuls alone
+    take at the rate this backend reaches at their shapes (`matmul_rate`,
+    cached in `rates`), and `rates` itself (`{(m, k, n): GFLOP/s}`, the
+    large square matmul's included)."""
+    rates = {} if rates is None else rates
+    bounds = {}
+    for layer in ("onlstm", "keras_lstm"):
+        products = step_matmuls(cfg, layer, mode)
+        seconds = 0.0
+        for m, k, n, count in products:
+            if (m, k, n) not in rates:
+                rates[m, k, n] = matmul_rate(m, k, n)
+            seconds += 2 * m * k * n * count / 1e9 / rates[m, k, n]
+        bounds[layer] = (matmul_gflop(products), seconds)
+    square = (LARGE_MATMUL,) * 3
+    if square not in rates:
+        rates[square] = matmul_rate(*square)
+    return bounds, rates
+
+
 def time_interleaved(steps, n, warmup, stat=statistics.median,
                      cpu_times=None):
     """`stat` (median) seconds per call of each function, timed
@@ -546,7 +639,7 @@ def run_here(args):
     else:
         jit_modes = [True]
     stand_ins = breakdown_recurrences() if args.breakdown else {}
-    rows = []
+    rows, rates = [], {}
     for name in args.configs.split(","):
         cfg = CONFIGS[name]
         _, _, _, units, chunk = cfg
@@ -573,6 +666,16 @@ def run_here(args):
             }
             row.update({k + "_ms": 1000 * v for k, v in medians.items()})
             row.update({k + "_cpu_ms": 1000 * v for k, v in cpu.items()})
+            # The matmul bound, timed in the same process after the steps.
+            bounds, rates = matmul_bound(cfg, row["mode"], rates)
+            for key, (gflop, seconds) in bounds.items():
+                row[key + "_matmul_gflop"] = gflop
+                row[key + "_bound_ms"] = 1000 * seconds
+            shapes = sorted({p[:3] for key in bounds
+                             for p in step_matmuls(cfg, key, row["mode"])})
+            row["step_matmul_gflops"] = {
+                "x".join(map(str, shape)): rates[shape] for shape in shapes}
+            row["large_matmul_gflops"] = rates[(LARGE_MATMUL,) * 3]
             rows.append(row)
             if args.json:
                 print(json.dumps(row), flush=True)
@@ -687,6 +790,16 @@ def format_row(r, torch_ms=None):
     if "onlstm_cpu_ms" in r:
         text += "   (CPU time %.1f / %.1f ms)" % (
             r["onlstm_cpu_ms"], r["keras_lstm_cpu_ms"])
+    if "onlstm_bound_ms" in r:
+        text += ("   matmul bound: ONLSTM %.1f GFLOP in %.1f ms (step at %.0f%%"
+                 " of it), keras LSTM %.1f GFLOP in %.1f ms (%.0f%%); %dx%dx%d"
+                 " matmul %.0f GFLOP/s" % (
+                     r["onlstm_matmul_gflop"], r["onlstm_bound_ms"],
+                     100 * r["onlstm_bound_ms"] / r["onlstm_ms"],
+                     r["keras_lstm_matmul_gflop"], r["keras_lstm_bound_ms"],
+                     100 * r["keras_lstm_bound_ms"] / r["keras_lstm_ms"],
+                     LARGE_MATMUL, LARGE_MATMUL, LARGE_MATMUL,
+                     r["large_matmul_gflops"]))
     if "loop_lstm_cell_ms" in r:
         text += ("   LSTM cell in ONLSTM's loop: %.1f ms (%.2f), with "
                  "ON-LSTM's matmul: %.1f ms (%.2f)" % (
@@ -710,6 +823,10 @@ def print_table(rows, torch_ms):
         head += (" LSTM cell in ONLSTM's loop / keras LSTM | the same with "
                  "ON-LSTM's matmul / keras LSTM |")
         rule += "---:|---:|"
+    bound = any("onlstm_bound_ms" in r for r in rows)
+    if bound:
+        head += " ONLSTM / its matmul bound | keras LSTM / its bound |"
+        rule += "---:|---:|"
     if torch_ms:
         head += " torch LSTM ms | ONLSTM / torch |"
         rule += "---:|---:|"
@@ -726,6 +843,10 @@ def print_table(rows, torch_ms):
             line += " %.2f | %.2f |" % (
                 r["loop_lstm_cell_ms"] / r["keras_lstm_ms"],
                 r["loop_lstm_cell_wide_ms"] / r["keras_lstm_ms"])
+        if bound:
+            line += " %.0f%% | %.0f%% |" % (
+                100 * r["onlstm_bound_ms"] / r["onlstm_ms"],
+                100 * r["keras_lstm_bound_ms"] / r["keras_lstm_ms"])
         if torch_ms:
             t = torch_ms.get(r["config"])
             line += " %.1f | %.2f |" % (t, r["onlstm_ms"] / t)

@@ -341,6 +341,7 @@ def test_timing_record_keeps_the_rows_of_the_table(bench, monkeypatch,
     import keras
 
     monkeypatch.setitem(bench.CONFIGS, "tiny", (2, 4, 3, 8, 2))
+    monkeypatch.setattr(bench, "LARGE_MATMUL", 32)
     monkeypatch.chdir(REPO_ROOT)
     path = tmp_path / "record.json"
     bench.main(["--configs", "tiny", "--steps", "2", "--warmup", "1",
@@ -361,6 +362,18 @@ def test_timing_record_keeps_the_rows_of_the_table(bench, monkeypatch,
         (backend, "tiny", "train")]
     assert all(r["onlstm_cpu_ms"] > 0 and r["keras_lstm_cpu_ms"] > 0
                for r in rows)
+    # The bound: tiny's matmuls (gates 32 + 2 * 4 for ONLSTM, inner 3 + 8)
+    # at the rates measured beside the steps.
+    [row] = rows
+    assert set(row["step_matmul_gflops"]) == {
+        "2x11x40", "2x40x11", "11x8x40", "2x11x32", "2x32x11", "11x8x32"}
+    assert row["large_matmul_gflops"] > 0
+    rate = row["step_matmul_gflops"]
+    assert row["onlstm_bound_ms"] == pytest.approx(1000 * (
+        4 * 2 * 2 * 11 * 40 / 1e9 / rate["2x11x40"]
+        + 4 * 2 * 2 * 40 * 11 / 1e9 / rate["2x40x11"]
+        + 2 * 11 * 8 * 40 / 1e9 / rate["11x8x40"]))
+    assert row["onlstm_matmul_gflop"] == pytest.approx(3 * 4 * 2 * 2 * 11 * 40 / 1e9)
     assert table == {
         (r["backend"], r["config"], r["mode"], "yes" if r["jit"] else "no"): (
             round(r["onlstm_ms"], 1), round(r["keras_lstm_ms"], 1))
@@ -403,3 +416,34 @@ def test_backends_record_keeps_each_childs_environment(bench, monkeypatch,
     assert figures["torch_devices"] == {"small": "cpu"}
     assert ("| jax | small | forward | yes | 20.0 | 10.0 | 2.00 | 9.0 | 2.22 |"
             in out)
+
+
+def test_matmul_flops_of_a_step_by_hand(bench):
+    """The big config's figures as counted by hand: per time step a
+    (64, 200 + 650) by (850, 4 * 650 + 2 * 65) product forward, 70 steps;
+    a training step three times that."""
+    big = bench.CONFIGS["big"]
+    forward = 2 * 64 * 850 * 2730 * 70 / 1e9
+    assert bench.matmul_gflop(bench.step_matmuls(big, "onlstm", "forward")) == (
+        pytest.approx(forward))
+    assert round(forward, 1) == 20.8
+    train = bench.matmul_gflop(bench.step_matmuls(big, "onlstm", "train"))
+    assert train == pytest.approx(3 * forward) and round(train, 1) == 62.4
+    lstm = bench.matmul_gflop(bench.step_matmuls(big, "keras_lstm", "train"))
+    assert lstm == pytest.approx(3 * 2 * 64 * 850 * 2600 * 70 / 1e9)
+    assert round(lstm, 1) == 59.4
+
+
+def test_matmul_bound_is_the_flops_at_the_rates_measured(bench, monkeypatch):
+    # A machine whose matmul runs at 100 GFLOP/s at every shape.
+    monkeypatch.setattr(bench, "matmul_rate", lambda m, k, n: 100.0)
+    bounds, rates = bench.matmul_bound(bench.CONFIGS["small"], "train")
+    for layer in ("onlstm", "keras_lstm"):
+        gflop, seconds = bounds[layer]
+        assert seconds == pytest.approx(gflop / 100.0)
+    assert (bench.LARGE_MATMUL,) * 3 in rates
+
+
+def test_matmul_rate_is_a_rate(bench):
+    rate = bench.matmul_rate(64, 64, 64)
+    assert 0.01 < rate < 1e5

@@ -276,3 +276,12 @@ def test_the_controls_table_and_its_claim(make_docs):
     assert "| 1 | official | dev | +0.5 [-1.0, +2.0] |  | +0.5 [-1.0, +2.0] (right) |" in lines
     block = make_docs.readme_block({"controls": records})
     assert "Controls on Sinica ([results](docs/results.md)): " + claim in block
+
+
+def test_the_matmul_bound_share_where_records_have_it(make_docs):
+    rows = [{"onlstm_ms": 200.0, "onlstm_bound_ms": 180.0},
+            {"onlstm_ms": 100.0, "onlstm_bound_ms": 80.0},
+            {"onlstm_ms": 100.0}]
+    # 0.9 and 0.8: mean 0.85, sd 0.07; the row without a bound is left out
+    assert make_docs.bound_share(rows) == "0.85 ± 0.07"
+    assert make_docs.bound_share(rows[2:]) == "–"

@@ -617,9 +617,13 @@ def benchmarks_page(records):
                 key = (row["backend"], row["config"],
                        row.get("mode", "train"), bool(row["jit"]))
                 cells.setdefault(key, []).append(row)
+        bound = any("onlstm_bound_ms" in row for rows in cells.values()
+                    for row in rows)
         out += ["| backend | config | step | XLA | ONLSTM ms | Keras LSTM ms "
-                "| ONLSTM / Keras LSTM | runs |",
-                "|---|---|---|---|---:|---:|---:|---:|"]
+                "| ONLSTM / Keras LSTM | runs |"
+                + (" ONLSTM's matmul bound / step |" if bound else ""),
+                "|---|---|---|---|---:|---:|---:|---:|"
+                + ("---:|" if bound else "")]
         for key in sorted(cells, key=lambda k: (k[2] != "train", k)):
             rows = cells[key]
             ratios = [row["onlstm_ms"] / row["keras_lstm_ms"] for row in rows]
@@ -633,9 +637,18 @@ def benchmarks_page(records):
                 f"| {backend} | {label} | {mode} | {'yes' if jit else 'no'} "
                 f"| {fmt_spread([r['onlstm_ms'] for r in rows])} "
                 f"| {fmt_spread([r['keras_lstm_ms'] for r in rows])} "
-                f"| {ratio} | {len(rows)} |")
+                f"| {ratio} | {len(rows)} |" + (
+                    f" {bound_share(rows)} |" if bound else ""))
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def bound_share(rows):
+    """ONLSTM's matmul bound over its step time, over the rows that have
+    it (`bench_layer.py` records it since it times the bound)."""
+    shares = [r["onlstm_bound_ms"] / r["onlstm_ms"] for r in rows
+              if "onlstm_bound_ms" in r]
+    return fmt_spread(shares, 2) if shares else "–"
 
 
 # -------------------------------------------------------------- README
