@@ -264,9 +264,11 @@ def test_the_controls_table_and_its_claim(make_docs):
                _controls_record(0, 25.0, 30.0, (0.5, 4.0))]
     assert make_docs.default_row(records[1]["figures"])["tree_rule"] == "plain"
     claim = make_docs.claim_sentence(records)
-    assert claim.startswith("ON-LSTM's chosen trees at seeds 0, 1")
-    assert ("against the LSTM's forget-gate trees, dev half: above in 1, "
-            "level in 1, below in 0") in claim
+    # Seed 0: every interval of its plain rule above zero; seed 1 not.
+    assert "excludes zero, at 1 of 2 seeds (0, 1)." in claim
+    assert ("Above the best trivial tree at 1/2 on the dev half and 1/2 on "
+            "the test half; the LSTM's forget-gate trees at 1/2 on the dev "
+            "half and 1/2 on the test half.") in claim
     lines = make_docs.controls_section(records)
     table = [line for line in lines if line.startswith("| 0 | ON-LSTM |")]
     # plain row of seed 0: dev 30, test 31; mirrored 27 and 28, each 3

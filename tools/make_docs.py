@@ -357,29 +357,40 @@ def control_claims(records):
     return claims
 
 
+CONTROL_PHRASES = {"best trivial tree": "the best trivial tree",
+                   "lstm": "the LSTM's forget-gate trees",
+                   "untrained": "the untrained ON-LSTM's"}
+
+
 def claim_sentence(records):
     """The claim a treebank's controls support, in words, from the
-    intervals alone."""
+    intervals alone: at how many seeds ON-LSTM's trees are above every
+    control on both halves, and each control's count."""
     claims = control_claims(records)
     seeds = sorted({r["seed"] for r in records})
+    n = len(seeds)
+    above_all = sum(
+        all(d["low"] > 0 for d in r["figures"]["differences"]
+            if d["tree_rule"] == default_row(r["figures"])["tree_rule"]
+            and d["column"] in ("dev", "test"))
+        for r in records)
     parts = []
-    for minus in ("best trivial tree", "lstm", "untrained"):
-        name = {"lstm": "the LSTM's forget-gate trees",
-                "untrained": "the untrained ON-LSTM's",
-                "best trivial tree": "the best trivial tree"}[minus]
+    for minus, name in CONTROL_PHRASES.items():
         said = []
         for half in ("dev", "test"):
             verdicts = claims.get((minus, half), [])
-            if not verdicts:
-                continue
-            counts = {v: verdicts.count(v) for v in ("above", "level", "below")}
-            said.append(f"{half} half: above in {counts['above']}, level in "
-                        f"{counts['level']}, below in {counts['below']}")
+            if verdicts:
+                said.append(f"{verdicts.count('above')}/{len(verdicts)} "
+                            f"on the {half} half"
+                            + (f" (below at {verdicts.count('below')})"
+                               if "below" in verdicts else ""))
         if said:
-            parts.append(f"against {name}, " + "; ".join(said))
-    return (f"ON-LSTM's chosen trees at seed{'s' if len(seeds) > 1 else ''} "
-            + ", ".join(map(str, seeds)) + " (95% paired bootstrap interval "
-            "above zero, containing it, or below it): " + "; ".join(parts)
+            parts.append(f"{name} at " + " and ".join(said))
+    return (f"ON-LSTM's trees (with the tree rule it scores best with on the "
+            f"dev half) are above all three controls on both halves, each "
+            f"by a 95% paired bootstrap interval that excludes zero, at "
+            f"{above_all} of {n} seed{'s' if n > 1 else ''} ("
+            + ", ".join(map(str, seeds)) + "). Above " + "; ".join(parts)
             + ".")
 
 
@@ -419,7 +430,8 @@ def controls_section(records):
                     cell = fmt(value)
                     if column.endswith("mirrored"):
                         plain = row["cells"][column.split()[0]]["sentence_f1"]
-                        cell += f" ({value - plain:+.1f})"
+                        change = round(value - plain, 1) or 0.0  # no -0.0
+                        cell += f" ({change:+.1f})"
                     cells.append(cell)
                 out.append(
                     f"| {r['seed']} | {CONTROL_NAMES.get(row['system'], row['system'])} "
