@@ -269,6 +269,10 @@ def test_the_controls_table_and_its_claim(make_docs):
     assert ("Above the best trivial tree at 1/2 on the dev half and 1/2 on "
             "the test half; the LSTM's forget-gate trees at 1/2 on the dev "
             "half and 1/2 on the test half.") in claim
+    # Both rules' test intervals: above zero at seed 0, holding it at seed 1.
+    assert claim.endswith("by tree rule (each model's own reading): the "
+                          "official rule above it at 1/2, below at 0/2; the "
+                          "plain rule above it at 1/2, below at 0/2.")
     lines = make_docs.controls_section(records)
     table = [line for line in lines if line.startswith("| 0 | ON-LSTM |")]
     # plain row of seed 0: dev 30, test 31; mirrored 27 and 28, each 3

@@ -386,12 +386,27 @@ def claim_sentence(records):
                                if "below" in verdicts else ""))
         if said:
             parts.append(f"{name} at " + " and ".join(said))
+    by_rule = []
+    for rule in sorted({d["tree_rule"] for r in records
+                        for d in r["figures"]["differences"]}):
+        verdicts = [verdict(d) for r in records
+                    for d in r["figures"]["differences"]
+                    if d["tree_rule"] == rule and d["column"] == "test"
+                    and d["minus"] == "lstm" and not d["best_baseline"]]
+        if verdicts:
+            by_rule.append(
+                f"the {rule} rule above it at {verdicts.count('above')}/"
+                f"{len(verdicts)}, below at {verdicts.count('below')}/"
+                f"{len(verdicts)}")
+    rules = (" Against the LSTM's forget-gate trees on the test half, by tree "
+             "rule (each model's own reading): " + "; ".join(by_rule) + "."
+             if by_rule else "")
     return (f"ON-LSTM's trees (with the tree rule it scores best with on the "
             f"dev half) are above all three controls on both halves, each "
             f"by a 95% paired bootstrap interval that excludes zero, at "
             f"{above_all} of {n} seed{'s' if n > 1 else ''} ("
             + ", ".join(map(str, seeds)) + "). Above " + "; ".join(parts)
-            + ".")
+            + "." + rules)
 
 
 def controls_section(records):
