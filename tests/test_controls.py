@@ -725,6 +725,16 @@ def test_compare_controls_against_each_control_scored_on_its_own(
     assert (f"onlstm plain ({row['reading']}, layer {row['layer']})"
             in text)
     assert f"{row['cells']['test mirrored']['sentence_f1']:.1f}" in text
+    assert "no LSTM row" not in text
+    # A run without an LSTM: its rows are missing, and the table says why.
+    import shutil
+    shutil.rmtree(main / "lstm")
+    assert cli.main(["controls", "--model", str(main), "--treebank", "sinica",
+                     "--nltk-data", str(fake_nltk_data), "--resamples", "50",
+                     "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "no LSTM row" in text and "--with-lstm" in text
+    assert not any(line.startswith("lstm ") for line in text.splitlines())
 
 
 def test_sentence_scores_average_to_the_sentence_f1(tmp_path, fake_nltk_data):

@@ -94,6 +94,9 @@ def format_controls(result):
                       f"{row['layer']})")
         lines.append(f"{label:34}" + "".join(
             f"{row['cells'][c]['sentence_f1']:15.1f}" for c in COLUMNS))
+    if "lstm" not in result["perplexity"]:
+        lines.append("(no LSTM row: the run holds no LSTM in RUN/lstm; "
+                     "train one with --resume --with-lstm)")
     confidence = result["differences"][0]["confidence"]
     lines.append(f"onlstm minus each control, with the {confidence:.0%} "
                  "paired bootstrap interval:")
