@@ -31,6 +31,7 @@ import shlex
 import statistics
 import sys
 
+from on_lstm_keras.runs.comparison import COLUMNS
 from on_lstm_keras.runs.records import RECORD_FORMAT
 from on_lstm_keras.runs.records import machine_label
 
@@ -310,7 +311,6 @@ def perplexity_picture(records, path):
 
 # ----------------------------------------------------------- controls
 
-CONTROL_COLUMNS = ("dev", "test", "dev mirrored", "test mirrored")
 CONTROL_NAMES = {"onlstm": "ON-LSTM", "lstm": "LSTM (forget gates)",
                  "untrained": "ON-LSTM untrained"}
 TREEBANK_NAMES = {"sinica": "Sinica", "ptb": "PTB"}
@@ -430,8 +430,8 @@ def controls_section(records):
         out += [f"### {scope}", ""] + provenance(mine) + [""]
         out += ["**Claim:** " + claim_sentence(mine), ""]
         out += ["| seed | trees | rule (reading, layer) | valid / test ppl | "
-                + " | ".join(CONTROL_COLUMNS) + " |",
-                "|---|---|---|---:|" + "---:|" * len(CONTROL_COLUMNS)]
+                + " | ".join(COLUMNS) + " |",
+                "|---|---|---|---:|" + "---:|" * len(COLUMNS)]
         for r in mine:
             f = r["figures"]
             for row in f["rows"]:
@@ -440,7 +440,7 @@ def controls_section(records):
                         f"{row['tree_rule']} ({row['reading']}, layer "
                         f"{row['layer']})")
                 cells = []
-                for column in CONTROL_COLUMNS:
+                for column in COLUMNS:
                     value = row["cells"][column]["sentence_f1"]
                     cell = fmt(value)
                     if column.endswith("mirrored"):
@@ -463,7 +463,7 @@ def controls_section(records):
                 minus = "best" if d["best_baseline"] else d["minus"]
                 found[d["tree_rule"], d["column"], minus] = d
             for rule in dict.fromkeys(k[0] for k in found):
-                for column in CONTROL_COLUMNS:
+                for column in COLUMNS:
                     cells = []
                     for minus in ("lstm", "untrained", "best"):
                         d = found.get((rule, column, minus))

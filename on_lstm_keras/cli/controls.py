@@ -9,9 +9,8 @@ from on_lstm_keras import runs
 from on_lstm_keras.runs.flags import NON_NEGATIVE
 from on_lstm_keras.runs.flags import POSITIVE
 from on_lstm_keras.runs.flags import float_in
+from on_lstm_keras.runs.comparison import COLUMNS
 from on_lstm_keras.runs.records import json_safe
-
-COLUMNS = ("dev", "test", "dev mirrored", "test mirrored")
 
 
 def add_controls_arguments(parser):

@@ -8,6 +8,7 @@ import tempfile
 
 from on_lstm_keras.models.saving import has_run
 from on_lstm_keras.models.saving import read_run_info
+from on_lstm_keras.parsing.baselines import BASELINES
 from on_lstm_keras.parsing.bootstrap import paired_bootstrap
 from on_lstm_keras.parsing.trees import TREE_RULES
 from on_lstm_keras.runs.controls import untrained_copy
@@ -17,6 +18,10 @@ from on_lstm_keras.runs.parse import mirror_reading
 from on_lstm_keras.runs.readings import best_reading
 
 HALVES = ("dev", "test")
+
+COLUMNS = ("dev", "test", "dev mirrored", "test mirrored")
+"""The columns of each row of `compare_controls`: the treebank's halves,
+then its mirror's."""
 
 SYSTEMS = ("onlstm", "lstm", "untrained")
 """The model rows of `compare_controls`: the run, its LSTM (`RUN/lstm`)
@@ -58,7 +63,7 @@ def _system_rows(name, tables, rules):
 def _baseline_rows(tables):
     """A row per trivial tree, on both halves, plain and mirrored."""
     rows = []
-    for baseline in {b["baseline"]: None for b in tables[False]["baselines"]}:
+    for baseline in BASELINES:
         cells = {}
         for mirrored in (False, True):
             for half in HALVES:
