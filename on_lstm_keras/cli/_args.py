@@ -1,4 +1,4 @@
-"""Argument types shared by the `on-lstm` subcommands."""
+"""Argument types and flags shared by the `on-lstm` subcommands."""
 
 import argparse
 
@@ -17,3 +17,16 @@ def layer_or_all(text):
         raise argparse.ArgumentTypeError(
             f"must be a layer number (from 1) or 'all', received {value}")
     return value
+
+
+def add_output_arguments(parser):
+    """`--json`, `--record FILE` and `--quiet`: how `evaluate` and
+    `controls` give their result."""
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object")
+    parser.add_argument("--record", default=None, metavar="FILE",
+                        help="write the result record to FILE: the object "
+                             "--json prints, with the command, commit, "
+                             "machine and library versions behind it")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bar (it shows only on a terminal)")

@@ -11,6 +11,7 @@ from on_lstm_keras.runs.flags import POSITIVE
 from on_lstm_keras.runs.flags import float_in
 from on_lstm_keras.runs.comparison import COLUMNS
 from on_lstm_keras.runs.records import json_safe
+from on_lstm_keras.cli._args import add_output_arguments
 
 
 def add_controls_arguments(parser):
@@ -44,14 +45,7 @@ def add_controls_arguments(parser):
     parser.add_argument("--seed", type=NON_NEGATIVE, default=0,
                         help="seed of the random baseline and of the "
                              "bootstrap (default: 0)")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object")
-    parser.add_argument("--record", default=None, metavar="FILE",
-                        help="write the result record to FILE: the object "
-                             "--json prints, with the command, commit, "
-                             "machine and library versions behind it")
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress bar (it shows only on a terminal)")
+    add_output_arguments(parser)
 
 
 def run_controls(args, argv=None):

@@ -12,6 +12,7 @@ from on_lstm_keras import runs
 from on_lstm_keras.runs.flags import NON_NEGATIVE
 from on_lstm_keras.runs.flags import POSITIVE
 from on_lstm_keras.runs.records import json_safe
+from on_lstm_keras.cli._args import add_output_arguments
 from on_lstm_keras.cli._args import layer_or_all
 from on_lstm_keras.cli.parse import add_reading_arguments
 from on_lstm_keras.cli.parse import add_tree_rule_argument
@@ -108,14 +109,7 @@ def add_evaluate_arguments(parser):
         "in F1 is the parser's bias"))
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random baseline (default: 0)")
-    parser.add_argument("--json", action="store_true",
-                        help="print one JSON object")
-    parser.add_argument("--record", default=None, metavar="FILE",
-                        help="write the result record to FILE: the object "
-                             "--json prints, with the command, commit, "
-                             "machine and library versions behind it")
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress bar (it shows only on a terminal)")
+    add_output_arguments(parser)
 
 
 def run_evaluate(args, argv=None):
