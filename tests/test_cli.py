@@ -3,6 +3,7 @@
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -324,10 +325,17 @@ def test_evaluate_layer_flag_picks_the_layer(trained, fake_nltk_data, capsys,
     assert cli.main(["evaluate", "--model", str(output), "--treebank",
                      "sinica", "--nltk-data", str(fake_nltk_data),
                      "--layer", "all"]) == 0
-    assert capsys.readouterr().out.splitlines()[1:] == [
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:3] == [
         "  layer 1: sentence F1 16.7  corpus F1 (micro-averaged spans) 54.5",
         "  layer 2: sentence F1 33.3  corpus F1 (micro-averaged spans) 72.7",
     ]
+    # Then the throughput: the 2 sentences scored over the seconds taken.
+    rate, seconds = re.fullmatch(
+        r"  (\d+) sentences/s: ([\d.]+) s to load, read, parse and score "
+        r"them", lines[3]).groups()
+    assert len(lines) == 4
+    assert int(rate) == pytest.approx(2 / float(seconds), rel=0.2, abs=1)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -572,6 +572,7 @@ def test_many_buckets_are_read_through_one_compiled_function(model_and_vocab,
     def no_call(*args, **kwargs):
         raise AssertionError("the parser called the model")
 
+    compile_distances.cache_clear()  # traced anew, through `distances`
     monkeypatch.setattr(model_parser, "_compiled_distances", compiled)
     monkeypatch.setattr(type(model), "distances", distances)
     monkeypatch.setattr(model, "call", no_call)
@@ -581,6 +582,13 @@ def test_many_buckets_are_read_through_one_compiled_function(model_and_vocab,
     quantum = model_parser.COMPILED_WIDTH_QUANTUM
     # Buckets of 1-2 and 6-8 words: 4 and 10 steps with the <eos> marks.
     assert fed == [(2, quantum), (2, 2 * quantum)]
+    # A last bucket of one sentence is filled up to the batch size, so
+    # that the compiled function sees one batch size only.
+    fed.clear()
+    got = model_parser.sentence_distances(model, vocab, sentences[:3],
+                                          batch_size=2)
+    assert fed == [(2, quantum), (2, 2 * quantum)]
+    assert len(got) == 3
     assert traced and all(traced)  # symbolic tensors: inside the graph
     fed.clear(), traced.clear()
     model_parser.sentence_distances(model, vocab, [SENTENCES[0]])
@@ -598,6 +606,37 @@ def test_an_unbuilt_model_is_built_before_a_compiled_reading(model_and_vocab):
     got = model_parser.sentence_distances(model, vocab, SENTENCES,
                                           batch_size=2)
     assert model.built
+    for words, d in zip(SENTENCES, got):
+        ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
+        np.testing.assert_allclose(
+            d, reference_distances(model, ids)[:, 1:-1], atol=1e-5)
+
+
+def test_a_model_read_again_is_not_compiled_again(model_and_vocab,
+                                                  monkeypatch):
+    """The compiled reader of a model is kept: reading the model again at
+    the same widths traces nothing new, and still reads the weights the
+    model has then (checked against NumPy after they change)."""
+    _, vocab = model_and_vocab
+    model = ONLSTMLanguageModel(30, embedding_size=8, hidden_size=12,
+                                num_layers=2, chunk_size=4, seed=5)
+    traced = []
+    read_distances = type(model).distances
+
+    def distances(self, tokens, training=False):
+        traced.append(tokens.shape)
+        return read_distances(self, tokens, training)
+
+    monkeypatch.setattr(type(model), "distances", distances)
+    model_parser.sentence_distances(model, vocab, SENTENCES, batch_size=2)
+    assert traced
+    traced.clear()
+    model_parser.sentence_distances(model, vocab, SENTENCES, batch_size=2)
+    assert traced == []
+    model.set_weights([0.5 * w for w in model.get_weights()])
+    got = model_parser.sentence_distances(model, vocab, SENTENCES,
+                                          batch_size=2)
+    assert traced == []
     for words, d in zip(SENTENCES, got):
         ids = [vocab.eos_id, *vocab.encode(words), vocab.eos_id]
         np.testing.assert_allclose(

@@ -203,6 +203,7 @@ def evaluate_model(args, argv, started, fileids):
         write_result_record(args, json_safe(table), argv, started)
         return table
 
+    timer = time.perf_counter()
     result = runs.evaluate_treebank(
         args.treebank, model=args.model, baseline=args.baseline,
         reading=args.reading, layer=args.layer, tree_rule=args.tree_rule,
@@ -211,6 +212,7 @@ def evaluate_model(args, argv, started, fileids):
         backward_model=args.backward_model, mirrored=args.mirrored,
         progress=not args.quiet,
     )
+    seconds = time.perf_counter() - timer
     if args.model:
         result["model"] = model_name(args)
     if untrained_of(args):
@@ -223,7 +225,7 @@ def evaluate_model(args, argv, started, fileids):
     if args.json:
         print(json.dumps(figures, allow_nan=False))
     else:
-        print_scores(args, result)
+        print_scores(args, result, seconds)
     write_result_record(args, figures, argv, started)
     return result
 
@@ -248,8 +250,9 @@ def model_name(args):
     return untrained_of(args)["from"] if untrained_of(args) else args.model
 
 
-def print_scores(args, result):
-    """The F1 of `evaluate_treebank`'s `result`, as text."""
+def print_scores(args, result, seconds):
+    """The F1 of `evaluate_treebank`'s `result`, as text; for a model, also
+    the sentences scored per second of the `seconds` it took."""
     what = (f"baseline {args.baseline}" if args.baseline
             else f"model {model_name(args)}")
     if untrained_of(args):
@@ -270,6 +273,9 @@ def print_scores(args, result):
         label = f"layer {row['layer']}" if "layer" in row else "trees"
         print(f"  {label}: sentence F1 {f1(row['sentence_f1'])}  "
               f"corpus F1 (micro-averaged spans) {f1(row['corpus_f1'])}")
+    if args.model and result["sentences"]:
+        print(f"  {result['sentences'] / seconds:.0f} sentences/s: "
+              f"{seconds:.1f} s to load, read, parse and score them")
 
 
 def choose_default(args):

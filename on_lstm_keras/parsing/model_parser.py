@@ -6,6 +6,8 @@ the distances `d_f` of one layer at the words (boundaries trimmed) go to
 the greedy top-down split.
 """
 
+import functools
+
 import keras
 import numpy as np
 
@@ -33,14 +35,21 @@ COMPILE_FROM_BUCKETS = 2
 # that a backend that compiles once per input shape (JAX) compiles a few
 # widths rather than one per sentence length. Padding is masked.
 COMPILED_WIDTH_QUANTUM = 8
+# The compiled readers of this many models read last are kept, so that
+# reading a model again (the other half of a treebank, its mirror, the
+# next epoch's check) runs the function already compiled instead of
+# compiling it again; each reader holds its model, hence the bound.
+COMPILED_READERS = 4
 
 
+@functools.lru_cache(maxsize=COMPILED_READERS)
 def _compiled_distances(language_model):
     """`language_model.distances(tokens)` behind Keras' compiled
     `predict_on_batch` (a `tf.function` on TensorFlow, `jax.jit` on JAX),
     so that the recurrent loops run as one graph instead of op by op from
-    Python. (A new wrapper per reading: kept on the model, it would be
-    saved with it.)"""
+    Python. Kept for the last `COMPILED_READERS` models read, here rather
+    than on the model, where it would be saved with it; it reads the
+    model's variables at every call, so new weights are read as they are."""
     class CompiledDistances(keras.Model):
         def __init__(self, model):
             super().__init__()
@@ -112,6 +121,11 @@ def _readings(model, vocab, sentences, batch_size, progress):
             where = starts[rows][:, None] + column - 1
             tokens = np.where(words_at, ids[np.where(words_at, where, 0)], 0)
             tokens[(column == 0) | (column == n[:, None] + 1)] = vocab.eos_id
+            if quantum > 1 and len(rows) < batch_size:
+                # The last bucket, filled up with copies of its rows (their
+                # readings are dropped): every call of the compiled reader
+                # has the same batch size, so none compiles for a new one.
+                tokens = tokens[np.arange(batch_size) % len(rows)]
             distances = read(tokens.astype("int32"))
             d_f = keras.ops.convert_to_numpy(distances)[..., DISTANCE_FORGET]
             d_f = d_f[:, :, 1:].astype(np.float64)
