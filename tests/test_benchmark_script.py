@@ -33,6 +33,9 @@ def bench():
     (["--parse", "--treebank", "ptb", "--sentences", "300"],
      "--sentences 300"),
     (["--parse", "--nltk-data", "/data/nltk"], "--nltk-data /data/nltk"),
+    (["--lengths", "--backends", "tensorflow,jax"], "--backends"),
+    (["--lengths", "--forward-only"], "--forward-only"),
+    (["--lengths", "--parse"], "--parse"),
 ])
 def test_bad_flags_are_named(bench, capsys, argv, flag):
     with pytest.raises(SystemExit) as exit_info:
@@ -208,6 +211,10 @@ def test_parse_mode_reports_medians_of_its_passes(bench, monkeypatch,
     assert row["sentences"] == 12
     assert row["sentences_per_s"] == pytest.approx(12 / row["seconds"])
     assert 0 < row["distances_seconds"] <= max(each) * 10
+    # The first pass, which compiled the reader, is timed on its own.
+    assert row["first_pass_seconds"] > 0
+    assert row["first_pass_sentences_per_s"] == pytest.approx(
+        12 / row["first_pass_seconds"])
     # The record keeps the row printed, and the backend's versions.
     record = runs.read_record(path)
     assert record["name"] == "bench_layer"
@@ -447,3 +454,62 @@ def test_matmul_bound_is_the_flops_at_the_rates_measured(bench, monkeypatch):
 def test_matmul_rate_is_a_rate(bench):
     rate = bench.matmul_rate(64, 64, 64)
     assert 0.01 < rate < 1e5
+
+
+@pytest.mark.parametrize("time_steps", [20, 35, 70])
+def test_length_spread_is_twenty_lengths_around_the_configs(bench,
+                                                            time_steps):
+    lengths = bench.length_spread(time_steps)
+    assert len(lengths) == len(set(lengths)) == bench.LENGTHS == 20
+    assert lengths == sorted(lengths)
+    assert lengths[0] == round(time_steps / 2)
+    assert lengths[-1] == round(3 * time_steps / 2)
+    assert sum(lengths) / len(lengths) == pytest.approx(time_steps, rel=0.03)
+    with pytest.raises(ValueError, match="at least 20"):
+        bench.length_spread(10)
+
+
+def test_lengths_mode_times_both_layers_on_fresh_models(bench, monkeypatch,
+                                                         capsys, tmp_path):
+    """Each layer is timed on a model built for each kind of batch, over
+    the batches of every length it is given; the ratio is of the first
+    passes, and the record keeps the rows."""
+    import keras
+
+    built, fed = [], []
+    real_sequential = keras.Sequential
+
+    def sequential(layers):
+        model = real_sequential(layers)
+        built.append(type(layers[1]).__name__)
+        real_predict = model.predict_on_batch
+
+        def predict_on_batch(x):
+            fed.append((type(layers[1]).__name__, tuple(x.shape)))
+            return real_predict(x)
+
+        model.predict_on_batch = predict_on_batch
+        return model
+
+    monkeypatch.setattr(keras, "Sequential", sequential)
+    monkeypatch.setitem(bench.CONFIGS, "tiny", (2, 20, 3, 4, 2))
+    monkeypatch.chdir(REPO_ROOT)
+    path = tmp_path / "lengths.json"
+    bench.main(["--lengths", "--configs", "tiny", "--json", "--record",
+                str(path)])
+    row = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert built == ["ONLSTM", "ONLSTM", "LSTM", "LSTM"]
+    lengths = bench.length_spread(20)
+    assert row["lengths"] == lengths
+    for name in ("ONLSTM", "LSTM"):
+        shapes = [shape for layer, shape in fed if layer == name]
+        # Two passes over batches of one length, then two over all lengths.
+        assert shapes == 2 * [(2, 20, 3)] * 20 + 2 * [
+            (2, n, 3) for n in lengths]
+    for key in ("onlstm", "keras_lstm"):
+        assert row[f"{key}_lengths_ratio"] == pytest.approx(
+            row[f"{key}_many_first_s"] / row[f"{key}_one_first_s"])
+    record = runs.read_record(path)
+    assert record["figures"]["mode"] == "lengths"
+    assert record["figures"]["rows"] == [row]
+    assert record["figures"]["configs"] == {"tiny": [2, 20, 3, 4, 2]}

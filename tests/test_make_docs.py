@@ -185,6 +185,31 @@ def test_benchmark_ratios_over_runs(make_docs):
     assert "## Some CPU (cpu family 6, model 1), 2 cores" in page
 
 
+def test_lengths_and_parse_rows_have_tables_of_their_own(make_docs):
+    lengths = {"mode": "lengths", "backend": "jax", "config": "small",
+               "lengths": list(range(18, 54, 2)),
+               "onlstm_one_first_s": 2.0, "onlstm_many_first_s": 8.0,
+               "onlstm_one_s": 0.3, "onlstm_many_s": 0.5,
+               "onlstm_lengths_ratio": 4.0,
+               "keras_lstm_one_first_s": 1.0, "keras_lstm_many_first_s": 6.0,
+               "keras_lstm_one_s": 0.4, "keras_lstm_many_s": 0.4,
+               "keras_lstm_lengths_ratio": 6.0}
+    parse = {"mode": "parse", "backend": "tensorflow", "model": "random weights",
+             "sentences": 4937, "sentences_per_s": 1000.4, "distances_share": 0.9,
+             "first_pass_sentences_per_s": 600.6}
+    record = {**_record(0, 1, 1, 1, 1, 1), "name": "bench_layer",
+              "figures": {"mode": "lengths", "configs": {"small": [32, 35, 128, 256, 8]},
+                          "rows": [lengths]}}
+    other = {**record, "path": "docs/results/bench_layer/p.json",
+             "figures": {"mode": "parse", "rows": [parse]}}
+    page = make_docs.benchmarks_page([record, other])
+    assert "| jax | small (32×35×128×256, 8) | 4.00 | 6.00 | 8.00 (0.50) | 6.00 (0.40) |" in page
+    assert "| tensorflow | random weights | 4937 | 1000 | 601 | 90% |" in page
+    assert "| backend | config | step |" not in page  # no step timings: no table
+    # Nor do they enter the README's step-time ratios.
+    assert "step time" not in make_docs.readme_block({"bench_layer": [record, other]})
+
+
 def _logic_record(seed, onlstm, lstm):
     record = _record(seed, 1, 1, 1, 1, 1)
     record.update(name="logical_inference",

@@ -646,11 +646,12 @@ def benchmarks_page(records):
                 cells.setdefault(key, []).append(row)
         bound = any("onlstm_bound_ms" in row for rows in cells.values()
                     for row in rows)
-        out += ["| backend | config | step | XLA | ONLSTM ms | Keras LSTM ms "
-                "| ONLSTM / Keras LSTM | runs |"
-                + (" ONLSTM's matmul bound / step |" if bound else ""),
-                "|---|---|---|---|---:|---:|---:|---:|"
-                + ("---:|" if bound else "")]
+        if cells:
+            out += ["| backend | config | step | XLA | ONLSTM ms "
+                    "| Keras LSTM ms | ONLSTM / Keras LSTM | runs |"
+                    + (" ONLSTM's matmul bound / step |" if bound else ""),
+                    "|---|---|---|---|---:|---:|---:|---:|"
+                    + ("---:|" if bound else "")]
         for key in sorted(cells, key=lambda k: (k[2] != "train", k)):
             rows = cells[key]
             ratios = [row["onlstm_ms"] / row["keras_lstm_ms"] for row in rows]
@@ -666,8 +667,65 @@ def benchmarks_page(records):
                 f"| {fmt_spread([r['keras_lstm_ms'] for r in rows])} "
                 f"| {ratio} | {len(rows)} |" + (
                     f" {bound_share(rows)} |" if bound else ""))
-        out.append("")
+        if cells:
+            out.append("")
+        out += lengths_table(mine, configs) + parse_table(mine)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _rows_of_mode(records, mode):
+    return [row for r in records for row in r["figures"].get("rows", [])
+            if row.get("mode") == mode]
+
+
+def lengths_table(records, configs):
+    """`--lengths` rows: what 20 new input lengths cost in
+    `predict_on_batch`, against 20 batches of one length."""
+    rows = _rows_of_mode(records, "lengths")
+    if not rows:
+        return []
+    out = ["New input lengths (`--lengths`): `predict_on_batch` over 20 "
+           "batches of 20 different lengths, over 20 batches of one length, "
+           "each on a fresh model (every compile included); then the same "
+           "batches once compiled.", "",
+           "| backend | config | ONLSTM: 20 lengths / one | Keras LSTM: 20 "
+           "lengths / one | ONLSTM s, 20 lengths (compiled) | Keras LSTM s, "
+           "20 lengths (compiled) |",
+           "|---|---|---:|---:|---:|---:|"]
+    for row in sorted(rows, key=lambda r: (r["backend"], r["config"])):
+        shape = configs.get(row["config"])
+        label = row["config"] + (" (" + "×".join(map(str, shape[:4]))
+                                 + f", {shape[4]})" if shape else "")
+        out.append(
+            f"| {row['backend']} | {label} "
+            f"| {row['onlstm_lengths_ratio']:.2f} "
+            f"| {row['keras_lstm_lengths_ratio']:.2f} "
+            f"| {row['onlstm_many_first_s']:.2f} "
+            f"({row['onlstm_many_s']:.2f}) "
+            f"| {row['keras_lstm_many_first_s']:.2f} "
+            f"({row['keras_lstm_many_s']:.2f}) |")
+    return out + [""]
+
+
+def parse_table(records):
+    """`--parse` rows: the parser's sentences per second."""
+    rows = _rows_of_mode(records, "parse")
+    if not rows:
+        return []
+    out = ["Parser throughput (`--parse`): distances of every layer, then "
+           "the trees; the first pass compiles the model's reader, later "
+           "passes reuse it (median of the passes).", "",
+           "| backend | model | sentences | sentences/s | first pass, "
+           "sentences/s | model's share of the time |",
+           "|---|---|---:|---:|---:|---:|"]
+    for row in sorted(rows, key=lambda r: (r["backend"], r["model"])):
+        first = row.get("first_pass_sentences_per_s")
+        out.append(
+            f"| {row['backend']} | {row['model']} | {row['sentences']} "
+            f"| {row['sentences_per_s']:.0f} "
+            f"| {'–' if first is None else format(first, '.0f')} "
+            f"| {100 * row['distances_share']:.0f}% |")
+    return out + [""]
 
 
 def bound_share(rows):
@@ -723,9 +781,10 @@ def readme_block(by_name):
     ratios = {}
     for r in bench:
         for row in r["figures"].get("rows", []):
+            if "onlstm_ms" not in row:
+                continue
             # As `compile()` leaves it: no XLA on TensorFlow, jit on JAX.
-            as_compiled = row["backend"] == "jax" or not row["jit"]
-            if "onlstm_ms" in row and as_compiled:
+            if row["backend"] == "jax" or not row["jit"]:
                 key = (row["backend"], row.get("mode", "train"))
                 ratios.setdefault(key, []).append(
                     row["onlstm_ms"] / row["keras_lstm_ms"])
