@@ -58,6 +58,11 @@ every compile a new length triggers (JAX compiles once per input shape;
 TensorFlow's graph relaxes the shape after its second). The same
 batches again, once compiled, show the steady cost.
 
+With `--dtype-policy mixed_bfloat16` both layers compute in bfloat16
+(weights and states kept in float32 where Keras keeps them); the matmul
+bound stays the float32 one, so its share shows what narrower numbers
+gain over it.
+
 With `--profile` (TensorFlow only), the script instead runs TensorFlow's
 profiler over `--steps` steps of each layer, one layer after the other,
 and prints the time its kernels took by op type (summed over threads, per
@@ -141,6 +146,8 @@ TARGET_LENGTHS = 2.0
 PARSE_SENTENCES = 2000
 PARSE_PASSES = 3
 PROFILE_TOP = 16
+# `--dtype-policy`: the Keras dtype policies both layers may be timed in.
+DTYPE_POLICIES = ("float32", "mixed_bfloat16")
 # `--jit` on TensorFlow: the `jit_compile` settings to run.
 TF_JIT_MODES = {"both": [False, True], "true": [True], "false": [False]}
 
@@ -168,6 +175,10 @@ def parse_args(argv=None):
     )
     parser.add_argument("--torch", action="store_true",
                         help="also time torch.nn.LSTM (needs PyTorch)")
+    parser.add_argument(
+        "--dtype-policy", default="float32", choices=DTYPE_POLICIES,
+        help="Keras dtype policy of both layers (default: float32); "
+             "mixed_bfloat16 computes in bfloat16 with float32 weights")
     parser.add_argument(
         "--backends", default=None,
         help="comma-separated Keras backends to run, one subprocess each "
@@ -366,7 +377,8 @@ def print_environment(env):
 def child_argv(args, torch_only=False):
     """The command line of a subprocess, from parsed args."""
     argv = ["--configs", args.configs, "--steps", str(args.steps),
-            "--warmup", str(args.warmup), "--jit", args.jit, "--json"]
+            "--warmup", str(args.warmup), "--jit", args.jit, "--json",
+            "--dtype-policy", args.dtype_policy]
     if args.forward_only:
         argv.append("--forward-only")
     if args.breakdown:
@@ -668,6 +680,7 @@ def run_here(args):
     else:
         jit_modes = [True]
     stand_ins = breakdown_recurrences() if args.breakdown else {}
+    keras.config.set_dtype_policy(args.dtype_policy)
     rows, rates = [], {}
     for name in args.configs.split(","):
         cfg = CONFIGS[name]
@@ -692,6 +705,7 @@ def run_here(args):
                 "jit": jit,
                 "steps": args.steps,
                 "mode": "forward" if args.forward_only else "train",
+                "dtype_policy": args.dtype_policy,
             }
             row.update({k + "_ms": 1000 * v for k, v in medians.items()})
             row.update({k + "_cpu_ms": 1000 * v for k, v in cpu.items()})
@@ -896,6 +910,8 @@ def format_row(r, torch_ms=None):
             r["onlstm_ms"] / r["keras_lstm_ms"],
         )
     )
+    if r.get("dtype_policy", "float32") != "float32":
+        text += "   (%s)" % r["dtype_policy"]
     if "onlstm_cpu_ms" in r:
         text += "   (CPU time %.1f / %.1f ms)" % (
             r["onlstm_cpu_ms"], r["keras_lstm_cpu_ms"])

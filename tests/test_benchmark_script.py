@@ -51,6 +51,38 @@ def test_parse_flags_take_their_defaults_only_with_parse(bench):
     assert (args.treebank, args.passes) == ("sinica", 2)
 
 
+def test_dtype_policy_reaches_the_subprocesses_and_the_layers(
+        bench, monkeypatch, capsys):
+    import keras
+
+    args = bench.parse_args(["--dtype-policy", "mixed_bfloat16"])
+    argv = bench.child_argv(args)
+    assert argv[argv.index("--dtype-policy") + 1] == "mixed_bfloat16"
+    assert bench.parse_args(argv).dtype_policy == "mixed_bfloat16"
+    assert bench.parse_args([]).dtype_policy == "float32"
+    # The layers are built under the policy, and the row names it.
+    monkeypatch.setitem(bench.CONFIGS, "tiny", (2, 3, 4, 4, 2))
+    policies = []
+
+    def step_fn(make, cfg, jit, forward_only=False):
+        policies.append(make().dtype_policy.name)
+        return lambda: None
+
+    monkeypatch.setattr(bench, "keras_step_fn", step_fn)
+    monkeypatch.setattr(bench, "matmul_bound",
+                        lambda cfg, mode, rates: ({}, {(2048,) * 3: 1.0}))
+    previous = keras.config.dtype_policy()
+    try:
+        rows = bench.run_here(bench.parse_args(
+            ["--configs", "tiny", "--jit", "false", "--steps", "1",
+             "--warmup", "0", "--dtype-policy", "mixed_bfloat16", "--json"]))
+    finally:
+        keras.config.set_dtype_policy(previous)
+    assert policies == ["mixed_bfloat16"] * 2
+    assert [r["dtype_policy"] for r in rows] == ["mixed_bfloat16"]
+    capsys.readouterr()
+
+
 def test_forward_only_reaches_the_backend_subprocesses(bench):
     args = bench.parse_args(["--forward-only", "--configs", "small"])
     assert "--forward-only" in bench.child_argv(args)

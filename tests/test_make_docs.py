@@ -183,6 +183,17 @@ def test_benchmark_ratios_over_runs(make_docs):
     assert ("| tensorflow | small (32×35×128×256, 8) | train | no | 11.0 ± 1.4 | 10.0 ± 0.0 "
             "| 1.10 ± 0.14 (1.00 to 1.20) | 2 |") in page
     assert "## Some CPU (cpu family 6, model 1), 2 cores" in page
+    # A row in another dtype policy is a cell of its own, named so, and
+    # stays out of the README's float32 ratios.
+    bf16 = {**record, "path": "docs/results/bench_layer/c.json",
+            "figures": {"configs": {"small": [32, 35, 128, 256, 8]},
+                        "rows": [{**rows[0], "onlstm_ms": 8.0,
+                                  "dtype_policy": "mixed_bfloat16"}]}}
+    page = make_docs.benchmarks_page([record, second, bf16])
+    assert ("| tensorflow | small (32×35×128×256, 8), mixed_bfloat16 | train | no "
+            "| 8.0 | 10.0 | 0.80 | 1 |") in page
+    block = make_docs.readme_block({"bench_layer": [record, second, bf16]})
+    assert "tensorflow train 1.00 to 1.20" in block
 
 
 def test_lengths_and_parse_rows_have_tables_of_their_own(make_docs):

@@ -642,7 +642,8 @@ def benchmarks_page(records):
                 if "onlstm_ms" not in row:
                     continue
                 key = (row["backend"], row["config"],
-                       row.get("mode", "train"), bool(row["jit"]))
+                       row.get("mode", "train"), bool(row["jit"]),
+                       row.get("dtype_policy", "float32"))
                 cells.setdefault(key, []).append(row)
         bound = any("onlstm_bound_ms" in row for rows in cells.values()
                     for row in rows)
@@ -655,10 +656,12 @@ def benchmarks_page(records):
         for key in sorted(cells, key=lambda k: (k[2] != "train", k)):
             rows = cells[key]
             ratios = [row["onlstm_ms"] / row["keras_lstm_ms"] for row in rows]
-            backend, config, mode, jit = key
+            backend, config, mode, jit, policy = key
             shape = configs.get(config)
             label = config + (" (" + "×".join(map(str, shape[:4]))
                               + f", {shape[4]})" if shape else "")
+            if policy != "float32":
+                label += f", {policy}"
             ratio = fmt_spread(ratios, 2) + (
                 f" ({fmt_range(ratios, 2)})" if len(rows) > 1 else "")
             out.append(
@@ -781,7 +784,8 @@ def readme_block(by_name):
     ratios = {}
     for r in bench:
         for row in r["figures"].get("rows", []):
-            if "onlstm_ms" not in row:
+            if ("onlstm_ms" not in row
+                    or row.get("dtype_policy", "float32") != "float32"):
                 continue
             # As `compile()` leaves it: no XLA on TensorFlow, jit on JAX.
             if row["backend"] == "jax" or not row["jit"]:
