@@ -280,6 +280,12 @@ def parse_args(argv=None):
                      "current backend: drop --parse, --profile, "
                      "--forward-only, --torch and --backends (set "
                      "KERAS_BACKEND instead)")
+    if args.dtype_policy != "float32" and (args.lengths or args.parse
+                                           or args.profile):
+        parser.error("--dtype-policy sets the layers of the step timings; "
+                     "--lengths, --parse and --profile time float32 models, "
+                     "received --dtype-policy %s with one of them"
+                     % args.dtype_policy)
     if args.parse and (args.torch or args.backends):
         parser.error("--parse runs on the current backend only: drop "
                      "--torch and --backends (set KERAS_BACKEND instead)")

@@ -36,6 +36,8 @@ def bench():
     (["--lengths", "--backends", "tensorflow,jax"], "--backends"),
     (["--lengths", "--forward-only"], "--forward-only"),
     (["--lengths", "--parse"], "--parse"),
+    (["--lengths", "--dtype-policy", "mixed_bfloat16"], "--dtype-policy"),
+    (["--parse", "--dtype-policy", "mixed_bfloat16"], "--dtype-policy"),
 ])
 def test_bad_flags_are_named(bench, capsys, argv, flag):
     with pytest.raises(SystemExit) as exit_info:

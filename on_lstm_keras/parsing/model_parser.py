@@ -122,9 +122,10 @@ def _readings(model, vocab, sentences, batch_size, progress):
             tokens = np.where(words_at, ids[np.where(words_at, where, 0)], 0)
             tokens[(column == 0) | (column == n[:, None] + 1)] = vocab.eos_id
             if quantum > 1 and len(rows) < batch_size:
-                # The last bucket, filled up with copies of its rows (their
-                # readings are dropped): every call of the compiled reader
-                # has the same batch size, so none compiles for a new one.
+                # A compiled reading's last bucket, filled up with copies
+                # of its rows (their readings are dropped): every call of
+                # the compiled reader has the same batch size, so none
+                # compiles for a new one.
                 tokens = tokens[np.arange(batch_size) % len(rows)]
             distances = read(tokens.astype("int32"))
             d_f = keras.ops.convert_to_numpy(distances)[..., DISTANCE_FORGET]
