@@ -659,9 +659,7 @@ def benchmarks_page(records):
             rows = cells[key]
             ratios = [row["onlstm_ms"] / row["keras_lstm_ms"] for row in rows]
             backend, config, mode, jit, policy = key
-            shape = configs.get(config)
-            label = config + (" (" + "×".join(map(str, shape[:4]))
-                              + f", {shape[4]})" if shape else "")
+            label = config_label(config, configs)
             if policy != "float32":
                 label += f", {policy}"
             ratio = fmt_spread(ratios, 2) + (
@@ -676,6 +674,14 @@ def benchmarks_page(records):
             out.append("")
         out += lengths_table(mine, configs) + parse_table(mine)
     return "\n".join(out).rstrip() + "\n"
+
+
+def config_label(config, configs):
+    """A benchmark config's name with its sizes, as the tables show it:
+    `small (32×35×128×256, 8)`."""
+    shape = configs.get(config)
+    return config + (" (" + "×".join(map(str, shape[:4]))
+                     + f", {shape[4]})" if shape else "")
 
 
 def _rows_of_mode(records, mode):
@@ -698,9 +704,7 @@ def lengths_table(records, configs):
            "20 lengths (compiled) |",
            "|---|---|---:|---:|---:|---:|"]
     for row in sorted(rows, key=lambda r: (r["backend"], r["config"])):
-        shape = configs.get(row["config"])
-        label = row["config"] + (" (" + "×".join(map(str, shape[:4]))
-                                 + f", {shape[4]})" if shape else "")
+        label = config_label(row["config"], configs)
         out.append(
             f"| {row['backend']} | {label} "
             f"| {row['onlstm_lengths_ratio']:.2f} "
