@@ -111,14 +111,14 @@ def provenance(records):
     """Lines saying which records, commands, commits, CPUs and libraries a
     table comes from."""
     lines = ["Records: " + ", ".join(f"`{r['path']}`" for r in records) + "."]
-    for labels, key in (("Command Commands", lambda r: f"`{shown_command(r)}`"),
-                        ("CPU CPUs", lambda r: machine_label(r["machine"])),
-                        ("Libraries Libraries", versions_label),
-                        ("Commit Commits",
-                         lambda r: f"`{(r['commit'] or 'none')[:10]}`"
-                         + (" (with local changes)" if r.get("dirty") else ""))):
+    for one, many, key in (
+            ("Command", "Commands", lambda r: f"`{shown_command(r)}`"),
+            ("CPU", "CPUs", lambda r: machine_label(r["machine"])),
+            ("Libraries", "Libraries", versions_label),
+            ("Commit", "Commits",
+             lambda r: f"`{(r['commit'] or 'none')[:10]}`"
+             + (" (with local changes)" if r.get("dirty") else ""))):
         seen = list(dict.fromkeys(key(r) for r in records))
-        one, many = labels.split()
         lines.append(f"{many if len(seen) > 1 else one}: "
                      + "; ".join(seen) + ".")
     return [" ".join(lines)]
