@@ -147,11 +147,61 @@ def test_the_seed_table_and_its_spreads(make_docs):
     assert any("seed0.json" in line and "seed1.json" in line for line in lines)
 
 
+def _ptb_record(seed, wsj10, everything, lstm_ppl=None):
+    """A PTB record: `wsj10` and `everything` are `_record`'s figures
+    arguments for the WSJ10-style and all-lengths tables."""
+    record = _record(seed, *wsj10)
+    record.update(name="ptb_parsing", command="python examples/ptb_parsing.py",
+                  path=f"docs/results/ptb_parsing/seed{seed}.json")
+    record["figures"]["readings"] = {
+        "wsj10": record["figures"]["readings"],
+        "all": _record(seed, *everything)["figures"]["readings"]}
+    if lstm_ppl is not None:
+        record["figures"]["models"]["lstm"] = {"valid_perplexity": lstm_ppl,
+                                               "test_perplexity": lstm_ppl + 1}
+    return record
+
+
+def test_the_ptb_table_per_length_and_its_spreads(make_docs):
+    records = [_ptb_record(1, (60.0, 61.0, 10.0, 58.0, 90.0), (40.0, 42.0, 10.0, 37.0, 90.0)),
+               _ptb_record(0, (62.0, 59.0, 61.0, 57.0, 90.0), (35.0, 36.0, 30.0, 33.0, 90.0),
+                           lstm_ppl=150.0)]
+    lines = make_docs.ptb_section(records)
+    table = [line for line in lines if line.startswith("| ")]
+    # an LSTM column since one record has an LSTM; the other's is empty
+    assert table[0].startswith("| seed | forward ppl | backward ppl | LSTM ppl | chosen reading |")
+    assert table[1].startswith("| 0 | 90.0 / 91.0 | 90.0 / 91.0 | 150.0 / 151.0 | both models, layer 3, plain rule |")
+    # seed 0, WSJ10-style: balanced 61 wins the dev half (62 - 61 = +1.0),
+    # right 57 the test half (59 - 57 = +2.0); all lengths: +5.0 / +3.0
+    assert "| 62.0 / 59.0 | 61.0 (balanced) / 57.0 (right) | +1.0 / +2.0 |" in table[1]
+    assert table[1].endswith("| 35.0 / 36.0 | 30.0 (balanced) / 33.0 (right) | +5.0 / +3.0 |")
+    # seed 1: balanced (10) beats right (4) on the dev half: 60 - 10 = +50.0;
+    # right (58) the test half: 61 - 58 = +3.0
+    assert "| 60.0 / 61.0 | 10.0 (balanced) / 58.0 (right) | +50.0 / +3.0 |" in table[2]
+    assert table[2].startswith("| 1 | 90.0 / 91.0 | 90.0 / 91.0 | – / – |")
+    # mean ± sd of the margins (+1, +50): 25.5 ± 34.6; (+2, +3): 2.5 ± 0.7
+    assert "| 25.5 ± 34.6 / 2.5 ± 0.7 |" in table[3]
+    assert table[4].startswith("| min–max |") and "1.0 to 50.0 / 2.0 to 3.0" in table[4]
+    assert any("ptb_parsing/seed0.json" in line for line in lines)
+
+
 def test_the_readme_block_names_its_cpu_and_figures(make_docs):
     records = [_record(0, 25.0, 26.0, 21.0, 22.0, 100.0)]
     block = make_docs.readme_block({"lm_chinese": records})
     assert "Some CPU (cpu family 6, model 1), 2 cores" in block
     assert "| Sinica dev half, sentence F1: chosen reading / best trivial tree (balanced) | 25.0 / 21.0 |" in block
+
+
+def test_the_readme_block_gives_the_ptb_line(make_docs):
+    records = [_ptb_record(0, (62.0, 59.0, 61.0, 57.0, 90.0), (35.0, 36.0, 30.0, 33.0, 90.0)),
+               _ptb_record(1, (60.0, 61.0, 10.0, 58.0, 90.0), (40.0, 42.0, 10.0, 37.0, 90.0))]
+    block = make_docs.readme_block({"ptb_parsing": records})
+    # chosen: dev 62, 60 -> 61.0 ± 1.4; test 59, 61 -> 60.0 ± 1.4; best
+    # trivial: dev 61, 10 -> 35.5 ± 36.1; test 57, 58 -> 57.5 ± 0.7
+    assert ("PTB sample, WSJ10-style sentences, `python examples/ptb_parsing.py`, "
+            "seeds 0, 1: sentence F1 of the chosen reading, dev / test half, "
+            "61.0 ± 1.4 / 60.0 ± 1.4; best trivial tree (balanced, right) "
+            "35.5 ± 36.1 / 57.5 ± 0.7") in block
 
 
 def test_an_examples_time_is_its_fastest_run_with_default_settings(make_docs):

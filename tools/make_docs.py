@@ -151,11 +151,14 @@ def fmt_range(values, digits=1):
 
 # ------------------------------------------------- the Chinese main job
 
-def chosen_cells(figures):
+def chosen_cells(figures, length=None):
     """The chosen reading's sentence F1 on each half, and the best
-    baseline's (name and F1) on each half."""
+    baseline's (name and F1) on each half; `length` picks one table of a
+    record with a table per sentence length (PTB: `"wsj10"`, `"all"`)."""
     choice = figures.get("default_reading")
     table = figures.get("readings")
+    if table and length is not None:
+        table = table.get(length)
     if not choice or not table:
         return None
     key = (choice["reading"], choice["layer"], choice["tree_rule"])
@@ -289,6 +292,83 @@ def readings_table(row):
             f"{fmt(by_base[name][h]['sentence_f1'])} / "
             f"{fmt(by_base[name][h]['corpus_f1'])}"
             for h in ("dev", "test")) + " |")
+    return out + [""]
+
+
+# ------------------------------------------------------- English (PTB)
+
+PTB_LENGTHS = (("wsj10", "WSJ10-style"), ("all", "all lengths"))
+PTB_MODELS = (("onlstm", "forward"), ("onlstm backward", "backward"),
+              ("lstm", "LSTM"))
+
+
+def ptb_rows(records):
+    """A row per PTB record: its seed, its models and, for each length of
+    `PTB_LENGTHS`, `chosen_cells` (or None where it has no table)."""
+    rows = [{"record": r, "seed": r["seed"], "models": r["figures"]["models"],
+             "chosen": {length: chosen_cells(r["figures"], length)
+                        for length, _ in PTB_LENGTHS}} for r in records]
+    return sorted(rows, key=lambda row: (row["seed"], row["record"]["path"]))
+
+
+def ptb_section(records):
+    rows = ptb_rows(records)
+    models = [(key, name) for key, name in PTB_MODELS
+              if any(key in row["models"] for row in rows)]
+    out = ["## English: PTB language models and trees of the PTB sample "
+           "(`examples/ptb_parsing.py`)", "",
+           "ON-LSTM language models of Mikolov's PTB text (preset "
+           "`ptb-cpu`), one reading left to right and one right to left, "
+           "with the same-size LSTM where the run trained one; perplexity "
+           "of the best epoch, validation / test. The reading is chosen on "
+           "the WSJ10-style sentences (at most 10 words) of the NLTK PTB "
+           "sample's dev half by sentence F1 and scored, held out, on its "
+           "test half; the best trivial tree is chosen per half, after the "
+           "fact, in its favour. The sample (WSJ 0001–0099) lies inside the "
+           "sections the language models train on, so these figures are "
+           "not comparable with the paper's.", ""]
+    out += provenance([row["record"] for row in rows]) + [""]
+    out += ["| seed | " + " | ".join(f"{name} ppl" for _, name in models)
+            + " | chosen reading | "
+            + " | ".join(f"{title}: dev / test F1 | best trivial | margin"
+                         for _, title in PTB_LENGTHS) + " |",
+            "|---|" + "---:|" * len(models) + "---|"
+            + "---:|---:|---:|" * len(PTB_LENGTHS)]
+    margins = {(length, half): [] for length, _ in PTB_LENGTHS
+               for half in ("dev", "test")}
+    for row in rows:
+        cells = [str(row["seed"])]
+        for key, _ in models:
+            m = row["models"].get(key, {})
+            cells.append(f"{fmt(m.get('valid_perplexity'))} / "
+                         f"{fmt(m.get('test_perplexity'))}")
+        choice = next((c["choice"] for c in row["chosen"].values() if c),
+                      None)
+        cells.append(reading_label(choice) if choice else "(no treebank)")
+        for length, _ in PTB_LENGTHS:
+            c = row["chosen"][length]
+            if not c:
+                cells += ["", "", ""]
+                continue
+            for half in ("dev", "test"):
+                margins[length, half].append(
+                    c["f1"][half] - c["best_baseline"][half][1])
+            cells += [f"{fmt(c['f1']['dev'])} / {fmt(c['f1']['test'])}",
+                      " / ".join(f"{fmt(c['best_baseline'][h][1])} "
+                                 f"({c['best_baseline'][h][0]})"
+                                 for h in ("dev", "test")),
+                      f"{margins[length, 'dev'][-1]:+.1f} / "
+                      f"{margins[length, 'test'][-1]:+.1f}"]
+        out.append("| " + " | ".join(cells) + " |")
+    if len(rows) > 1:
+        for label, show in (("mean ± sd", fmt_spread),
+                            ("min–max", fmt_range)):
+            cells = [label] + [""] * len(models) + [""]
+            for length, _ in PTB_LENGTHS:
+                dev, test = margins[length, "dev"], margins[length, "test"]
+                cells += ["", "", f"{show(dev)} / {show(test)}"
+                          if dev else ""]
+            out.append("| " + " | ".join(cells) + " |")
     return out + [""]
 
 
@@ -605,6 +685,8 @@ def results_page(by_name):
            "[benchmarks.md](benchmarks.md).", ""]
     if "lm_chinese" in by_name:
         out += lm_section(by_name["lm_chinese"])
+    if "ptb_parsing" in by_name:
+        out += ptb_section(by_name["ptb_parsing"])
     if "logical_inference" in by_name:
         out += logic_section(by_name["logical_inference"])
     if "controls" in by_name:
@@ -612,8 +694,8 @@ def results_page(by_name):
     if "evaluate" in by_name:
         out += evaluate_section(by_name["evaluate"])
     for name in sorted(by_name):
-        if name not in ("lm_chinese", "logical_inference", "evaluate",
-                        "bench_layer", "controls"):
+        if name not in ("lm_chinese", "ptb_parsing", "logical_inference",
+                        "evaluate", "bench_layer", "controls"):
             out += generic_section(name, by_name[name])
     return "\n".join(out).rstrip() + "\n"
 
@@ -780,6 +862,24 @@ def readme_block(by_name):
                     f"| Sinica {half} half, sentence F1: chosen reading / "
                     f"best trivial tree ({', '.join(names)}) | "
                     f"{fmt_spread(f1)} / {fmt_spread(base)} |")
+    ptb = [row for row in ptb_rows(by_name.get("ptb_parsing", []))
+           if row["chosen"]["wsj10"]]
+    if ptb:
+        chosen = [row["chosen"]["wsj10"] for row in ptb]
+        names = sorted({c["best_baseline"][h][0] for c in chosen
+                        for h in ("dev", "test")})
+        lines += ["", f"PTB sample, WSJ10-style sentences, "
+                  f"`{shown_command(ptb[0]['record'])}`, "
+                  f"seed{'s' if len(ptb) > 1 else ''} "
+                  + ", ".join(str(row["seed"]) for row in ptb)
+                  + ": sentence F1 of the chosen reading, dev / test half, "
+                  + " / ".join(fmt_spread([c["f1"][h] for c in chosen])
+                               for h in ("dev", "test"))
+                  + f"; best trivial tree ({', '.join(names)}) "
+                  + " / ".join(fmt_spread([c["best_baseline"][h][1]
+                                           for c in chosen])
+                               for h in ("dev", "test"))
+                  + " ([results](docs/results.md))."]
     scopes = {}
     for r in by_name.get("controls", []):
         scopes.setdefault(controls_scope(r["figures"]), []).append(r)
