@@ -111,10 +111,12 @@ started = time.time()
 # %% [markdown]
 # ## 1. F1 after every epoch
 #
-# `EpochF1` is a Keras callback that, after each epoch of an ON-LSTM,
-# scores its trees on the WSJ10-style sentences of both halves of the PTB
-# sample: the forward model's layers while it trains; the backward
-# model's, and both combined, while the backward one trains. Each row of
+# `EpochF1` is a Keras callback that, after each epoch of a language
+# model, scores its trees on the WSJ10-style sentences of both halves of
+# the PTB sample: the forward model's layers while it trains; the backward
+# model's, and both combined, while the backward one trains; with
+# `--with-lstm`, the LSTM's (from its forget gates), so that the two can be
+# compared at the same validation perplexity. Each row of
 # `f1_by_epoch.csv` holds the run, the epoch, the training seconds so far,
 # the validation perplexity, the reading, layer, tree rule, half and its
 # F1; `f1_by_epoch.png` draws the dev half's sentence F1 against training

@@ -341,7 +341,9 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
         A matplotlib `Figure` (not attached to pyplot): one axes, one line
         per reading and layer (legend label `reading, layer K, rule`) through its
         points `(total_seconds / 60, metric)` in row order, and one dashed
-        line per baseline (legend label as in `f1_bars_figure`).
+        line per baseline (legend label as in `f1_bars_figure`). The rows of
+        an LSTM (`run` `"lstm"`) are lines of their own, in grey, their
+        labels starting `LSTM, `.
     """
     matplotlib = require("matplotlib", "plot", "plot_f1_curves")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -354,7 +356,8 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
                          "received none")
     lines = {}
     for row in rows:
-        key = (row["reading"], row["layer"], row["tree_rule"])
+        key = (row.get("run") == "lstm", row["reading"], row["layer"],
+               row["tree_rule"])
         lines.setdefault(key, []).append(
             (float(row["total_seconds"]) / 60, float(row[metric])))
     with _figure_context(matplotlib):
@@ -362,13 +365,15 @@ def f1_curves_figure(rows, baselines=(), metric="sentence_f1", title=None):
         FigureCanvasAgg(fig)
         ax = fig.subplots()
         markers = "os^vDP*X"
-        for k, ((reading, layer, rule), points) in enumerate(lines.items()):
+        for k, ((lstm, reading, layer, rule), points) in enumerate(
+                lines.items()):
             xs, ys = zip(*points)
             name = "mean" if layer == "mean" else f"layer {layer}"
             ax.plot(xs, ys, marker=markers[k % len(markers)], ms=4, lw=1.2,
-                    color=READING_COLOURS.get(reading),
+                    color="0.55" if lstm else READING_COLOURS.get(reading),
                     ls="-" if rule == "official" else "--",
-                    label=f"{reading}, {name}, {rule}")
+                    label=("LSTM, " if lstm else "")
+                    + f"{reading}, {name}, {rule}")
         _baseline_lines(ax, baselines, metric)
         ax.set_xlabel("training time (min)")
         ax.set_ylabel(metric.replace("_f1", " F1"))

@@ -149,6 +149,9 @@ def test_f1_curves_figure_draws_each_reading_against_minutes():
          "total_seconds": 60.0, "sentence_f1": 42.0, "corpus_f1": 44.0},
         {"reading": "forward", "layer": 1, "tree_rule": "official",
          "total_seconds": 150.0, "sentence_f1": 50.0, "corpus_f1": 55.0},
+        {"run": "lstm", "reading": "forward", "layer": 1,
+         "tree_rule": "official", "total_seconds": 240.0,
+         "sentence_f1": 30.0, "corpus_f1": 35.0},
     ]
     fig = f1_curves_figure(rows, [{"baseline": "right", "sentence_f1": 58.0,
                                    "corpus_f1": 63.0}])
@@ -157,6 +160,8 @@ def test_f1_curves_figure_draws_each_reading_against_minutes():
     assert list(layer_1.get_xdata()) == [1.0, 2.5]
     assert list(layer_1.get_ydata()) == [40.0, 50.0]
     assert list(lines["forward, mean, official"].get_ydata()) == [42.0]
+    # the LSTM's same reading and layer is a line of its own
+    assert list(lines["LSTM, forward, layer 1, official"].get_ydata()) == [30.0]
     assert list(lines["right-branching 58.0"].get_ydata()) == [58.0, 58.0]
     with pytest.raises(ValueError, match="metric='f1'"):
         f1_curves_figure(rows, metric="f1")

@@ -112,6 +112,30 @@ def test_the_log_scores_the_trained_weights_and_resumes(ptb_data, tmp_path,
     assert (tmp_path / "run" / "f1_by_epoch.png").exists()
 
 
+def test_the_lstm_beside_is_scored_through_its_forget_gates(ptb_data,
+                                                           tmp_path, capsys):
+    output = str(tmp_path / "run")
+    callback = EpochF1(output, "ptb", max_length=10, nltk_data=str(ptb_data))
+    run_api.train(run_api.plan_training(output, MODEL, training(1),
+                                        with_lstm=True),
+                  corpus(), verbose=0, callbacks=[callback])
+    assert "lstm epoch 1: dev sentence F1, best" in capsys.readouterr().out
+    rows = read_f1_curve(callback.csv_path)
+    lstm = [r for r in rows if r["run"] == "lstm"]
+    # its own rows, after the ON-LSTM's: 2 layers + mean, 2 rules, 2 halves
+    assert len(lstm) == 12 and rows[:12] == [r for r in rows
+                                             if r["run"] == "onlstm"]
+    # the trees of its trained weights, as `evaluate_readings` reads the
+    # LSTM run (its forget gates)
+    table = evaluate_readings(str(tmp_path / "run" / "lstm"), "ptb",
+                              max_length=10, nltk_data=str(ptb_data))
+    assert [(r["half"], r["layer"], r["tree_rule"], r["sentence_f1"])
+            for r in lstm] == [(c["half"], c["layer"], c["tree_rule"],
+                                c["sentence_f1"]) for c in table["cells"]]
+    # its clock starts after the ON-LSTM's
+    assert lstm[0]["total_seconds"] > rows[0]["total_seconds"]
+
+
 def test_a_missing_treebank_skips_scoring_and_training_goes_on(tmp_path,
                                                                capsys):
     output = str(tmp_path / "run")

@@ -1,11 +1,14 @@
 """F1 against training time: a Keras callback that scores the trees of the
-ON-LSTM language model being trained after every epoch.
+language model being trained after every epoch.
 
 `EpochF1` copies the model into a stateless twin after each epoch and
 scores it with `runs.evaluate_readings` on a treebank's halves:
 the forward model's layers (each, and their mean) while it trains; the
 backward model's, and both readings combined (with the trained forward
-model), while the backward one trains. Each row of the log it writes
+model), while the backward one trains; the same-size LSTM's layers (its
+forget gates' `1 − mean(f_t)`, see `ONLSTM.forget_gate_distances`) while
+it trains, so that its trees can be set beside the ON-LSTM's at the same
+validation perplexity. Each row of the log it writes
 (`f1_by_epoch.csv` in the run directory, fields `F1_CURVE_FIELDS`) holds
 the run, the epoch, the training seconds of that run and of all the
 runs so far (training and validation; the scoring itself is not
@@ -46,6 +49,7 @@ from on_lstm_keras.plotting import plot_f1_curves
 from on_lstm_keras.runs.evaluation import TREEBANKS
 from on_lstm_keras.runs.evaluation import evaluate_readings
 from on_lstm_keras.runs.layout import BACKWARD_DIR
+from on_lstm_keras.runs.layout import LSTM_DIR
 from on_lstm_keras.utils import validation as check
 from on_lstm_keras.utils.atomic import write_text
 from on_lstm_keras.utils.extras import MissingExtraError
@@ -97,16 +101,16 @@ def draw_f1_curve(rows, baselines, path, tree_rule="official", label=None):
 
 
 class EpochF1(keras.callbacks.Callback):
-    """Scores the trees of the ON-LSTM language model being trained after
-    every epoch, into `<output>/f1_by_epoch.csv` and `.png` (see the
-    module's docstring).
+    """Scores the trees of the language model being trained after every
+    epoch, into `<output>/f1_by_epoch.csv` and `.png` (see the module's
+    docstring).
 
     One callback serves every run of a directory: the forward model trained
-    into `output` and the backward one trained into `output/backward`
+    into `output`, the backward one trained into `output/backward`
     (the backward model is scored alone and combined with the forward
-    model, so that must be trained first). The LSTM trained beside it is
-    skipped (it has no trees), and so is everything when the treebank is missing
-    (a message says so; training goes on).
+    model, so that must be trained first) and the LSTM trained into
+    `output/lstm` (its rows are the run `"lstm"`). Nothing is scored when
+    the treebank is missing (a message says so; training goes on).
 
     Args:
         output: The forward run's directory (the one holding `run.json`).
@@ -152,14 +156,24 @@ class EpochF1(keras.callbacks.Callback):
         self.picture_path = os.path.join(self.output, F1_CURVE_PICTURE)
 
     def on_train_begin(self, logs=None):
-        self.active = getattr(self.model, "recurrent", None) == "onlstm"
-        if not self.active:
-            return  # the LSTM has no trees
+        self.active = True
         backward = model_direction(self.model) == "backward"
         main = read_run_info(self.output)["model"].get("direction", "forward")
-        self.directory = (os.path.join(self.output, BACKWARD_DIR)
-                          if backward and main == "forward" else self.output)
-        self.name = "onlstm backward" if backward else "onlstm"
+        if getattr(self.model, "recurrent", None) == "lstm":
+            # Read through its forget gates (`parsing.model_parser`), in
+            # the main run's direction.
+            if backward:
+                self._say("F1 by epoch: no forward model to read with, "
+                          "skipped")
+                self.active = False
+                return
+            self.directory = os.path.join(self.output, LSTM_DIR)
+            self.name = "lstm"
+        else:
+            self.directory = (os.path.join(self.output, BACKWARD_DIR)
+                              if backward and main == "forward"
+                              else self.output)
+            self.name = "onlstm backward" if backward else "onlstm"
         self.vocab = Vocabulary.load(os.path.join(self.directory, VOCAB_FILE))
         self.info = read_run_info(self.directory)
         self.forward = None
