@@ -367,7 +367,10 @@ def test_the_controls_table_and_its_claim(make_docs):
     # Both rules' test intervals: above zero at seed 0, holding it at seed 1.
     assert claim.endswith("by tree rule (each model's own reading): the "
                           "official rule above it at 1/2, below at 0/2; the "
-                          "plain rule above it at 1/2, below at 0/2.")
+                          "plain rule above it at 1/2, below at 0/2. There is "
+                          "no untrained control at seeds 0, 1.")
+    # so it does not speak of three controls
+    assert "above every control it is compared with on both halves" in claim
     lines = make_docs.controls_section(records)
     table = [line for line in lines if line.startswith("| 0 | ON-LSTM |")]
     # plain row of seed 0: dev 30, test 31; mirrored 27 and 28, each 3
@@ -377,6 +380,19 @@ def test_the_controls_table_and_its_claim(make_docs):
     assert "| 1 | official | dev | +0.5 [-1.0, +2.0] |  | +0.5 [-1.0, +2.0] (right) |" in lines
     block = make_docs.readme_block({"controls": records})
     assert "Controls on Sinica ([results](docs/results.md)): " + claim in block
+
+
+def test_a_record_without_an_lstm_is_named_in_the_claim(make_docs):
+    with_lstm = _controls_record(0, 25.0, 30.0, (0.5, 4.0))
+    without = _controls_record(1, 25.0, 30.0, (0.5, 4.0))
+    without["figures"]["differences"] = [
+        d for d in without["figures"]["differences"] if d["minus"] != "lstm"]
+    claim = make_docs.claim_sentence([with_lstm, without])
+    # both above what they are compared with; the LSTM counted where it is
+    assert "excludes zero, at 2 of 2 seeds (0, 1)." in claim
+    assert "the LSTM's forget-gate trees at 1/1 on the dev half" in claim
+    assert "There is no LSTM control at seed 1." in claim
+    assert "all three controls" not in claim
 
 
 def test_the_matmul_bound_share_where_records_have_it(make_docs):

@@ -442,6 +442,16 @@ def control_claims(records):
 CONTROL_PHRASES = {"best trivial tree": "the best trivial tree",
                    "lstm": "the LSTM's forget-gate trees",
                    "untrained": "the untrained ON-LSTM's"}
+# How the claim names a control a record lacks (a run trained without an
+# LSTM beside it has no LSTM control).
+MISSING_PHRASES = {"best trivial tree": "trivial-tree control",
+                   "lstm": "LSTM control", "untrained": "untrained control"}
+
+
+def controls_of(record):
+    """The controls a controls record compares ON-LSTM with."""
+    return {"best trivial tree" if d["best_baseline"] else d["minus"]
+            for d in record["figures"]["differences"]}
 
 
 def claim_sentence(records):
@@ -483,12 +493,22 @@ def claim_sentence(records):
     rules = (" Against the LSTM's forget-gate trees on the test half, by tree "
              "rule (each model's own reading): " + "; ".join(by_rule) + "."
              if by_rule else "")
+    missing = []
+    for control, phrase in MISSING_PHRASES.items():
+        without = sorted(r["seed"] for r in records
+                         if control not in controls_of(r))
+        if without:
+            missing.append(f"There is no {phrase} at seed"
+                           f"{'s' if len(without) > 1 else ''} "
+                           + ", ".join(map(str, without)) + ".")
+    every = "all three controls" if not missing else (
+        "every control it is compared with")
     return (f"ON-LSTM's trees (with the tree rule it scores best with on the "
-            f"dev half) are above all three controls on both halves, each "
+            f"dev half) are above {every} on both halves, each "
             f"by a 95% paired bootstrap interval that excludes zero, at "
             f"{above_all} of {n} seed{'s' if n > 1 else ''} ("
             + ", ".join(map(str, seeds)) + "). Above " + "; ".join(parts)
-            + "." + rules)
+            + "." + rules + "".join(" " + m for m in missing))
 
 
 def controls_section(records):
