@@ -32,8 +32,10 @@
 # `RECIPE_EPOCHS` epochs (the preset's own count is for one model);
 # `--epochs` overrides the forward model's (and the backward one's, unless
 # `--backward-epochs` gives it). The same-size LSTM is off by default
-# (`--no-lstm`): it would add a third model to the time budget, and at
-# this budget it stays on the unigram plateau; `--with-lstm` adds it.
+# (`--no-lstm`): it would add a third model to the time budget, and with
+# the recipe's SGD it does not learn (at lr 30 its loss rises once the
+# warm-up passes about 10; at 10 it stays on the unigram plateau);
+# `--with-lstm` adds it.
 # `--resume` continues an interrupted run from its last finished epoch.
 # `runs.plan_training` checks every setting before anything is written.
 
