@@ -426,6 +426,13 @@ def verdict(d):
     return "level"
 
 
+def control_of(difference):
+    """The control a difference of a controls record subtracts: `"lstm"`,
+    `"untrained"` or `"best trivial tree"`."""
+    return ("best trivial tree" if difference["best_baseline"]
+            else difference["minus"])
+
+
 def control_claims(records):
     """For each control, what the default rule's intervals say on each
     unmirrored half: `{(minus, half): [verdict of each record]}`."""
@@ -434,8 +441,8 @@ def control_claims(records):
         rule = default_row(r["figures"])["tree_rule"]
         for d in r["figures"]["differences"]:
             if d["tree_rule"] == rule and d["column"] in ("dev", "test"):
-                minus = "best trivial tree" if d["best_baseline"] else d["minus"]
-                claims.setdefault((minus, d["column"]), []).append(verdict(d))
+                claims.setdefault((control_of(d), d["column"]),
+                                  []).append(verdict(d))
     return claims
 
 
@@ -450,8 +457,7 @@ MISSING_PHRASES = {"best trivial tree": "trivial-tree control",
 
 def controls_of(record):
     """The controls a controls record compares ON-LSTM with."""
-    return {"best trivial tree" if d["best_baseline"] else d["minus"]
-            for d in record["figures"]["differences"]}
+    return {control_of(d) for d in record["figures"]["differences"]}
 
 
 def claim_sentence(records):
