@@ -31,11 +31,9 @@
 # otherwise. The recipe trains the forward model and the backward one
 # `RECIPE_EPOCHS` epochs (the preset's own count is for one model);
 # `--epochs` overrides the forward model's (and the backward one's, unless
-# `--backward-epochs` gives it). The same-size LSTM is off by default
-# (`--no-lstm`): it would add a third model to the time budget, and with
-# the recipe's SGD it does not learn (at lr 30 its loss rises once the
-# warm-up passes about 10; at 10 it stays on the unigram plateau);
-# `--with-lstm` adds it.
+# `--backward-epochs` gives it). The same-size LSTM is off (`--no-lstm`):
+# it adds a model to the budget, and does not learn with the recipe's SGD
+# (see docs/notes/controls.md); `--with-lstm` adds it.
 # `--resume` continues an interrupted run from its last finished epoch.
 # `runs.plan_training` checks every setting before anything is written.
 
@@ -113,16 +111,14 @@ started = time.time()
 # %% [markdown]
 # ## 1. F1 after every epoch
 #
-# `EpochF1` is a Keras callback that, after each epoch of a language
-# model, scores its trees on the WSJ10-style sentences of both halves of
-# the PTB sample: the forward model's layers while it trains; the backward
-# model's, and both combined, while the backward one trains; with
-# `--with-lstm`, the LSTM's (from its forget gates), so that the two can be
-# compared at the same validation perplexity. Each row of
-# `f1_by_epoch.csv` holds the run, the epoch, the training seconds so far,
-# the validation perplexity, the reading, layer, tree rule, half and its
-# F1; `f1_by_epoch.png` draws the dev half's sentence F1 against training
-# time. On `--resume` the rows of the epochs redone are dropped.
+# `EpochF1` is a Keras callback that, after each epoch, scores the trees
+# on the WSJ10-style sentences of both halves of the PTB sample: the
+# forward model's layers while it trains; the backward model's, and both
+# combined, while the backward one trains; the LSTM's (`--with-lstm`,
+# its forget gates) while it trains. Each row of `f1_by_epoch.csv` holds
+# the run, epoch, training seconds so far, validation perplexity, reading,
+# layer, tree rule, half and F1; `f1_by_epoch.png` draws the dev half's
+# sentence F1 against training time. `--resume` drops redone epochs' rows.
 
 # %%
 epoch_f1 = runs.EpochF1(output, "ptb", max_length=10,
