@@ -397,19 +397,22 @@ def test_examples_run_end_to_end(example_started):
     assert lstm_training["warmup_steps"] == lstm_training["lstm_warmup_steps"] == 500
     assert record["figures"]["default_reading"] == default
     assert {c["half"] for c in record["figures"]["readings"]["cells"]} == {"dev", "test"}
-    # --f1-by-epoch: the ON-LSTMs' trees scored on the dev half (one
-    # sentence of three words; the one-word one is skipped) after their
-    # epoch, the LSTM's not at all.
+    # --f1-by-epoch: every model's trees scored on the dev half (one
+    # sentence of three words; the one-word one is skipped) after its
+    # epoch, the LSTM's through its forget gates.
     from on_lstm_keras.runs import read_f1_curve
 
     rows = read_f1_curve(str(output / "f1_by_epoch.csv"))
     assert {(r["run"], r["reading"]) for r in rows} == {
         ("onlstm", "forward"), ("onlstm backward", "backward"),
-        ("onlstm backward", "both")}
-    assert len(rows) == 6 + 12  # (2 layers + mean) x 2 rules, 1 + 2 ways
+        ("onlstm backward", "both"), ("lstm", "forward")}
+    # (2 layers + mean) x 2 rules, read 1 + 2 + 1 ways
+    assert len(rows) == 6 + 12 + 6
     assert {(r["half"], r["sentences"], r["epoch"]) for r in rows} == {
         ("dev", 1, 1)}
     assert "onlstm epoch 1: Sinica dev sentence F1, best" in stdout
+    assert re.search(r"^lstm epoch 1: Sinica dev sentence F1, best", stdout,
+                     re.M)
     assert (output / "f1_by_epoch.png").exists()
     done = subprocess.run(
         [sys.executable, os.path.join(REPO, "examples", "parse_chinese.py"),
