@@ -47,6 +47,7 @@ from on_lstm_keras.rrnn import gru_tree  # noqa: E402
 from on_lstm_keras.rrnn import replaying  # noqa: E402
 from on_lstm_keras.rrnn.chars import ALPHABET  # noqa: E402
 from on_lstm_keras.rrnn.chars import full_rrnn_model  # noqa: E402
+from on_lstm_keras.runs.flags import int_at_least  # noqa: E402
 
 KINDS = ("search", "fix", "gru")
 ALPHABET_SIZE = len(ALPHABET)  # 26 letters and space
@@ -56,12 +57,12 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kinds", default=",".join(KINDS),
                         help="comma-separated, from " + ", ".join(KINDS))
-    parser.add_argument("--units", type=int, default=100)
-    parser.add_argument("--length", type=int, default=20)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--sequences", type=int, default=320,
+    parser.add_argument("--units", type=int_at_least(1), default=100)
+    parser.add_argument("--length", type=int_at_least(1), default=20)
+    parser.add_argument("--batch-size", type=int_at_least(1), default=32)
+    parser.add_argument("--sequences", type=int_at_least(1), default=320,
                         help="sequences of the timed epoch")
-    parser.add_argument("--repeats", type=int, default=2,
+    parser.add_argument("--repeats", type=int_at_least(1), default=2,
                         help="rounds of fresh processes, one per kind")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true",
@@ -76,10 +77,6 @@ def parse_args(argv=None):
         parser.error(f"argument --kinds: must name some of {', '.join(KINDS)}"
                      f", received: {args.kinds!r}")
     args.kinds = kinds
-    for name in ("units", "length", "batch_size", "sequences", "repeats"):
-        if getattr(args, name) < 1:
-            parser.error(f"argument --{name.replace('_', '-')}: must be a "
-                         f"positive integer, received: {getattr(args, name)}")
     return args
 
 
